@@ -1,0 +1,1 @@
+"""The committed response cache: entry tree, stamp and path layout."""

@@ -1,0 +1,1 @@
+"""Chat clients behind one small protocol (see :mod:`harness.clients.base`)."""

@@ -1,0 +1,64 @@
+"""The client CI uses: it refuses every call.
+
+Behind a :class:`~harness.clients.caching.CachingClient`, every call resolves
+from the committed cache or the run fails here, naming what a person needs to
+fix it. A miss is the verdict, never a skip: in CI it means the prompt, the
+model or the scenario changed and nobody re-recorded.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.cache.layout import ENTRY_FILE
+from harness.cache.store import CacheStore
+from harness.clients.base import credential_variable, rerecord_command
+from harness.entities import ChatCall, ChatResponse
+from harness.errors import CacheMiss
+
+
+class OfflineClient:
+    """Refuses every call with a :class:`~harness.errors.CacheMiss` that explains itself."""
+
+    def __init__(
+        self,
+        provider: str,
+        model: str,
+        *,
+        store: CacheStore,
+        project_root: Path,
+        credentials_file: Path | None,
+        api_key_env: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.model = model
+        self._store = store
+        self._root = project_root
+        self._credentials_file = credentials_file
+        self._api_key_env = api_key_env
+
+    def complete(self, call: ChatCall) -> ChatResponse:
+        """Never answers: raises the miss, with the path, command and credentials to fix it."""
+        expected = self._store.path_for(call) / ENTRY_FILE
+        recorded = self._store.entries_of(call.scenario_id, call.iteration)
+        variable = credential_variable(self.provider, self._api_key_env)
+        credentials = self._relative(self._credentials_file) if self._credentials_file else None
+        lines = [
+            f"{call.scenario_id} iteration {call.iteration} has no cache entry for its request "
+            f"(provider {call.provider}, model {call.model}).",
+            f"  expected entry: {self._relative(expected)}",
+            f"  recorded for this iteration: {len(recorded)} other entr"
+            f"{'y' if len(recorded) == 1 else 'ies'}"
+            + (" (the request, model or provider changed since they were recorded)"
+               if recorded else ""),
+            f"  re-record: {rerecord_command(call.scenario_id)}",
+            f"  credentials: {variable} from the environment"
+            + (f" or {credentials}" if credentials else ""),
+        ]
+        raise CacheMiss("\n".join(lines))
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return path.relative_to(self._root).as_posix()
+        except ValueError:
+            return path.as_posix()

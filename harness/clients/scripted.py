@@ -1,0 +1,76 @@
+"""A fake provider that answers from a script file.
+
+It carries the provider name and model id of the real provider, so the cache
+it seeds has exactly the keys an offline replay will compute: the example
+caches are recorded through the same write path as a paid refresh, without
+spending money.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from harness.entities import ChatCall, ChatResponse, ToolCall, Usage
+from harness.errors import ScriptError
+from harness.validation import read_document
+
+
+class ScriptedClient:
+    """Answers ``<tenant>/<scenario>`` calls from a script, in call order per iteration."""
+
+    def __init__(self, provider: str, model: str, script: dict[str, Any], *, source: str = "") -> None:
+        self.provider = provider
+        self.model = model
+        self._script = script
+        self._source = source or "the script"
+        self._calls: defaultdict[tuple[str, int], int] = defaultdict(int)
+
+    @classmethod
+    def from_file(cls, provider: str, model: str, path: Path) -> ScriptedClient:
+        """Load a script file (YAML or JSON mapping of ``<tenant>/<scenario>`` to answers)."""
+        data, problem = read_document(path)
+        if problem is not None:
+            raise ScriptError(problem.render())
+        if not isinstance(data, dict):
+            raise ScriptError(f"{path}: a script must map '<tenant>/<scenario>' to answers")
+        return cls(provider, model, data, source=str(path))
+
+    def complete(self, call: ChatCall) -> ChatResponse:
+        """The next scripted answer for the call's scenario and iteration."""
+        agent, _, local_id = call.scenario_id.partition("/")
+        answers = self._script.get(local_id)
+        if answers is None:
+            raise ScriptError(f"{self._source} has no answer for '{local_id}' "
+                              f"(scenario {call.scenario_id})")
+        if not isinstance(answers, list):
+            answers = [answers]
+        index = self._calls[(call.scenario_id, call.iteration)]
+        self._calls[(call.scenario_id, call.iteration)] += 1
+        if index >= len(answers):
+            raise ScriptError(f"{self._source}: '{local_id}' has {len(answers)} answer(s), "
+                              f"call {index + 1} of iteration {call.iteration} has none")
+        return _answer(answers[index], f"{self._source}: '{local_id}'[{index}]", self.model)
+
+
+def _answer(item: Any, where: str, model: str) -> ChatResponse:
+    if not isinstance(item, dict):
+        raise ScriptError(f"{where}: an answer must be a mapping with content or json")
+    if ("content" in item) == ("json" in item):
+        raise ScriptError(f"{where}: give exactly one of content or json")
+    content = item.get("content")
+    if "json" in item:
+        content = json.dumps(item["json"], ensure_ascii=False, indent=2)
+    usage = item.get("usage") or {}
+    return ChatResponse(
+        content=content,
+        tool_calls=tuple(
+            ToolCall(name=c["name"], arguments=dict(c.get("arguments") or {}))
+            for c in item.get("tool_calls") or []
+        ),
+        finish_reason=item.get("finish_reason", "tool_calls" if item.get("tool_calls") else "stop"),
+        usage=Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+        model=model,
+    )

@@ -1,0 +1,142 @@
+"""Project configuration: ``[tool.harness]`` in ``pyproject.toml``.
+
+Defaults follow the committed layout, so a repository that uses
+``eval-datasets/``, ``eval-cache/`` and ``eval-results/`` needs no section at all.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError
+
+#: Below a year, a committed cache silently rots between releases.
+MIN_TTL_DAYS = 365
+DEFAULT_TTL_DAYS = 730
+#: Windows MAX_PATH (260) minus room for the user's checkout root.
+DEFAULT_PATH_BUDGET = 160
+
+_KNOWN_KEYS = {
+    "datasets",
+    "cache",
+    "results",
+    "ttl_days",
+    "path_budget",
+    "credentials_file",
+    "watch",
+}
+
+
+@dataclass(frozen=True)
+class HarnessConfig:
+    """Resolved configuration; every path is absolute."""
+
+    root: Path
+    datasets: Path
+    cache: Path
+    results: Path
+    ttl_days: int = DEFAULT_TTL_DAYS
+    path_budget: int = DEFAULT_PATH_BUDGET
+    credentials_file: Path | None = None
+    watch: tuple[str, ...] = ()
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the project root, with ``/`` separators, for messages."""
+        try:
+            return path.relative_to(self.root).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+
+def find_root(start: Path) -> Path:
+    """The nearest folder at or above ``start`` holding a pyproject.toml, else ``start``."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return start
+
+
+def load_config(root: Path | None = None) -> HarnessConfig:
+    """Read ``[tool.harness]`` from ``root/pyproject.toml`` and check every value.
+
+    All problems are collected and raised together as one :class:`ConfigError`.
+    """
+    root = find_root(Path.cwd()) if root is None else root.resolve()
+    section: dict[str, Any] = {}
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{pyproject}: not valid TOML ({exc})") from exc
+        section = data.get("tool", {}).get("harness", {})
+    return config_from_mapping(root, section, source=pyproject)
+
+
+def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> HarnessConfig:
+    """Build a :class:`HarnessConfig` from an already-parsed ``[tool.harness]`` table."""
+    problems: list[str] = []
+    where = f"{source} [tool.harness]"
+    unknown = sorted(set(section) - _KNOWN_KEYS)
+    for key in unknown:
+        problems.append(f"{where}: unknown key '{key}'. Known keys: {', '.join(sorted(_KNOWN_KEYS))}")
+
+    def path_of(key: str, default: str) -> Path:
+        value = section.get(key, default)
+        if not isinstance(value, str) or not value.strip():
+            problems.append(f"{where}: '{key}' must be a non-empty path string, got {value!r}")
+            value = default
+        return (root / value).resolve()
+
+    def int_of(key: str, default: int) -> int:
+        value = section.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool):
+            problems.append(f"{where}: '{key}' must be an integer, got {value!r}")
+            return default
+        return value
+
+    ttl_days = int_of("ttl_days", DEFAULT_TTL_DAYS)
+    if ttl_days < MIN_TTL_DAYS:
+        problems.append(
+            f"{where}: ttl_days = {ttl_days} is refused: it must be at least {MIN_TTL_DAYS}. "
+            "A committed cache is read for months; a short TTL turns a quiet week into "
+            "a wall of expired entries nobody changed. Set ttl_days = 730"
+        )
+    path_budget = int_of("path_budget", DEFAULT_PATH_BUDGET)
+    if not 60 <= path_budget <= 259:
+        problems.append(
+            f"{where}: path_budget = {path_budget} must be between 60 and 259 "
+            "(Windows MAX_PATH is 260 including the checkout root)"
+        )
+    credentials = section.get("credentials_file", ".env.evals")
+    if not isinstance(credentials, str):
+        problems.append(f"{where}: 'credentials_file' must be a path string, got {credentials!r}")
+        credentials = ".env.evals"
+    watch = section.get("watch", [])
+    if not isinstance(watch, list) or not all(isinstance(w, str) for w in watch):
+        problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")
+        watch = []
+
+    config = HarnessConfig(
+        root=root,
+        datasets=path_of("datasets", "eval-datasets"),
+        cache=path_of("cache", "eval-cache"),
+        results=path_of("results", "eval-results"),
+        ttl_days=ttl_days,
+        path_budget=path_budget,
+        credentials_file=(root / credentials).resolve(),
+        watch=tuple(watch),
+    )
+    if config.results == config.cache or config.cache in config.results.parents:
+        problems.append(
+            f"{where}: results ({config.relative(config.results)}) must not be inside the "
+            f"committed cache ({config.relative(config.cache)}): run records change on every "
+            "run and would dirty the committed tree. Use a separate root such as eval-results"
+        )
+    if problems:
+        raise ConfigError("\n  ".join(["invalid configuration:", *problems]))
+    return config

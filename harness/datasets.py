@@ -1,0 +1,341 @@
+"""Datasets: discover, load and validate every agent, tenant and scenario file.
+
+``eval-datasets/<agent>/agent.yaml`` declares an agent; each sub-folder holding
+scenario files (or a ``tenant.yaml``) is a tenant; each ``<name>.yaml|json``
+in it is a scenario whose id is ``<agent>/<tenant>/<name>``. Every problem of
+every file is collected and raised together as one
+:class:`~harness.errors.DatasetError`, so a broken dataset is fixed in one pass.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator, SchemaError
+
+from harness.cache.layout import worst_relative_path
+from harness.config import HarnessConfig
+from harness.entities import Agent, JsonObject, Scenario
+from harness.errors import DatasetError, Problem
+from harness.names import case_collisions, name_problem
+from harness.request import TemplateError, build_request
+from harness.validation import read_document, read_text, schema_problems
+
+AGENT_FILE = "agent.yaml"
+TENANT_FILE = "tenant.yaml"
+SCENARIO_SUFFIXES = (".yaml", ".yml", ".json")
+#: Connection settings that must never reach the key through ``options``.
+_CONNECTION_OPTIONS = {
+    "base_url", "api_base", "api_key", "endpoint", "headers", "timeout", "timeout_s",
+    "max_retries", "organization", "proxy",
+}
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """One tenant folder of an agent."""
+
+    agent: str
+    name: str
+    directory: Path
+    description: str
+    params: JsonObject
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Everything loaded from the datasets root, validated."""
+
+    root: Path
+    agents: dict[str, Agent]
+    tenants: dict[tuple[str, str], Tenant]
+    scenarios: tuple[Scenario, ...]
+
+    def tenant_params(self, scenario: Scenario) -> JsonObject:
+        """The tenant-level template params of a scenario."""
+        return self.tenants[(scenario.agent, scenario.tenant)].params
+
+    def request_for(self, scenario: Scenario) -> JsonObject:
+        """The canonical request of a scenario (validated at load, so it cannot fail here)."""
+        return build_request(self.agents[scenario.agent], scenario, self.tenant_params(scenario))
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Filters of a run: empty means everything."""
+
+    agents: tuple[str, ...] = ()
+    tenants: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    """Globs matched against scenario ids (``agent/tenant/name``) or bare names."""
+
+    def matches(self, scenario: Scenario) -> bool:
+        """Whether a scenario passes every filter."""
+        if self.agents and scenario.agent not in self.agents:
+            return False
+        if self.tenants and scenario.tenant not in self.tenants:
+            return False
+        if self.types and scenario.type not in self.types:
+            return False
+        if self.scenarios:
+            return any(
+                fnmatch.fnmatchcase(scenario.id, glob) or fnmatch.fnmatchcase(scenario.name, glob)
+                for glob in self.scenarios
+            )
+        return True
+
+    def apply(self, scenarios: Iterable[Scenario]) -> list[Scenario]:
+        """The selected scenarios, in dataset order."""
+        return [s for s in scenarios if self.matches(s)]
+
+
+def load_dataset(config: HarnessConfig) -> Dataset:
+    """Load and validate the whole datasets tree, or raise one DatasetError listing all problems."""
+    loader = _Loader(config)
+    return loader.load()
+
+
+class _Loader:
+    """Accumulates problems while walking the tree; never stops at the first one."""
+
+    def __init__(self, config: HarnessConfig) -> None:
+        self.config = config
+        self.root = config.datasets
+        self.problems: list[Problem] = []
+        self.cache_rel = config.relative(config.cache)
+
+    def load(self) -> Dataset:
+        if not self.root.is_dir():
+            raise DatasetError(
+                [Problem(self.root, "", "the datasets folder does not exist",
+                         "create it, or set [tool.harness] datasets in pyproject.toml")],
+                self.config.root,
+            )
+        agents: dict[str, Agent] = {}
+        tenants: dict[tuple[str, str], Tenant] = {}
+        scenarios: list[Scenario] = []
+        agent_dirs = self._children(self.root, dirs=True)
+        for agent_dir in agent_dirs:
+            agent = self._load_agent(agent_dir)
+            for tenant_dir in self._children(agent_dir, dirs=True):
+                files = self._scenario_files(tenant_dir)
+                if not files and not (tenant_dir / TENANT_FILE).is_file():
+                    continue  # a helper folder (prompts, fixtures), not a tenant
+                tenant = self._load_tenant(agent_dir.name, tenant_dir)
+                tenants[(tenant.agent, tenant.name)] = tenant
+                for file in files:
+                    scenario = self._load_scenario(agent_dir.name, tenant, file)
+                    if scenario is None:
+                        continue
+                    if agent is not None:
+                        self._check_request(agent, tenant, scenario)
+                    scenarios.append(scenario)
+            if agent is not None:
+                agents[agent.name] = agent
+        if not agent_dirs:
+            self.problems.append(Problem(self.root, "", "holds no agent folder",
+                                         f"add <agent>/{AGENT_FILE} and a tenant folder"))
+        if self.problems:
+            raise DatasetError(self.problems, self.config.root)
+        return Dataset(self.root, agents, tenants, tuple(scenarios))
+
+    # -- walking ---------------------------------------------------------------------------
+
+    def _children(self, folder: Path, *, dirs: bool) -> list[Path]:
+        """Visible sub-folders (or files), sorted, with unsafe and colliding names reported."""
+        entries = sorted(
+            p for p in folder.iterdir()
+            if not p.name.startswith((".", "_")) and p.is_dir() == dirs
+        )
+        for entry in entries:
+            problem = name_problem(entry.name if dirs else entry.stem)
+            if problem:
+                self.problems.append(Problem(entry, "name", problem, "rename it"))
+        names = [e.name if dirs else e.stem for e in entries]
+        for first, second in case_collisions(names):
+            self.problems.append(Problem(
+                folder, "names",
+                f"'{first}' and '{second}' differ only by case or extension, so they are one "
+                "path on Windows and macOS",
+                "rename one of them"))
+        return entries
+
+    def _scenario_files(self, tenant_dir: Path) -> list[Path]:
+        files = [
+            p for p in self._children(tenant_dir, dirs=False)
+            if p.suffix in SCENARIO_SUFFIXES and p.name != TENANT_FILE
+        ]
+        stems = [p.stem for p in files]
+        for stem in sorted({s for s in stems if stems.count(s) > 1}):
+            self.problems.append(Problem(
+                tenant_dir, "names",
+                f"scenario '{stem}' exists with two extensions: both would be one scenario id",
+                "keep one file"))
+        return files
+
+    # -- agent -----------------------------------------------------------------------------
+
+    def _load_agent(self, agent_dir: Path) -> Agent | None:
+        file = agent_dir / AGENT_FILE
+        if not file.is_file():
+            self.problems.append(Problem(agent_dir, AGENT_FILE, "is missing",
+                                         "declare provider, model and system_prompt in it"))
+            return None
+        data, problem = read_document(file)
+        if problem:
+            self.problems.append(problem)
+            return None
+        problems = schema_problems(data, "agent", file)
+        self.problems.extend(problems)
+        if problems or not isinstance(data, dict):
+            return None
+        for option in sorted(set(data.get("options", {})) & _CONNECTION_OPTIONS):
+            self.problems.append(Problem(
+                file, f"options.{option}",
+                "is a connection setting; options are hashed into the cache key, so it would "
+                "make a committed cache useless on another machine",
+                "move it under endpoint (base_url, timeout_s, max_retries, api_key_env)"))
+        prompt_file = self._inside(file, "system_prompt", agent_dir / data["system_prompt"])
+        prompt = self._read_prompt(file, prompt_file)
+        schema = None
+        if "output_schema" in data:
+            schema = self._read_output_schema(file, agent_dir / data["output_schema"])
+        script = None
+        if "script" in data:
+            script = self._inside(file, "script", agent_dir / data["script"])
+            if script is not None and not script.is_file():
+                self.problems.append(Problem(file, "script", f"file {data['script']} not found"))
+        if prompt is None or prompt_file is None:
+            return None
+        return Agent(
+            name=agent_dir.name,
+            directory=agent_dir,
+            provider=data["provider"],
+            model=data["model"],
+            system_prompt=prompt,
+            system_prompt_file=prompt_file,
+            options=dict(data.get("options", {})),
+            tools=tuple(data.get("tools", [])),
+            output=data.get("output", "text"),
+            output_schema=schema,
+            script_file=script,
+            endpoint=dict(data.get("endpoint", {})),
+            params=dict(data.get("params", {})),
+        )
+
+    def _inside(self, file: Path, field: str, path: Path) -> Path | None:
+        """``path`` if it stays inside the project root; absolute or escaping paths are refused."""
+        resolved = path.resolve()
+        if not resolved.is_relative_to(self.config.root):
+            self.problems.append(Problem(
+                file, field, f"'{path}' points outside the project",
+                "use a path relative to the agent folder, inside the repository"))
+            return None
+        return resolved
+
+    def _read_prompt(self, file: Path, prompt_file: Path | None) -> str | None:
+        if prompt_file is None:
+            return None
+        if not prompt_file.is_file():
+            self.problems.append(Problem(file, "system_prompt",
+                                         f"file {self.config.relative(prompt_file)} not found"))
+            return None
+        try:
+            return read_text(prompt_file)
+        except UnicodeDecodeError:
+            self.problems.append(Problem(prompt_file, "", "is not UTF-8", "save it as UTF-8"))
+            return None
+
+    def _read_output_schema(self, file: Path, path: Path) -> JsonObject | None:
+        resolved = self._inside(file, "output_schema", path)
+        if resolved is None:
+            return None
+        data, problem = read_document(resolved) if resolved.is_file() else (None, Problem(
+            file, "output_schema", f"file {self.config.relative(resolved)} not found"))
+        if problem:
+            self.problems.append(problem)
+            return None
+        try:
+            Draft202012Validator.check_schema(data)
+        except SchemaError as exc:
+            self.problems.append(Problem(resolved, "", f"is not a valid JSON Schema: {exc.message}"))
+            return None
+        return data if isinstance(data, dict) else None
+
+    # -- tenant and scenario ---------------------------------------------------------------
+
+    def _load_tenant(self, agent: str, tenant_dir: Path) -> Tenant:
+        file = tenant_dir / TENANT_FILE
+        data: Any = {}
+        if file.is_file():
+            data, problem = read_document(file)
+            if problem:
+                self.problems.append(problem)
+                data = {}
+            else:
+                data = data or {}
+                problems = schema_problems(data, "tenant", file)
+                self.problems.extend(problems)
+                if problems:
+                    data = {}
+        return Tenant(agent, tenant_dir.name, tenant_dir, data.get("description", ""),
+                      dict(data.get("params", {})))
+
+    def _load_scenario(self, agent: str, tenant: Tenant, file: Path) -> Scenario | None:
+        data, problem = read_document(file)
+        if problem:
+            self.problems.append(problem)
+            return None
+        problems = schema_problems(data, "scenario", file)
+        if isinstance(data, dict):
+            if "input" in data and "messages" in data:
+                problems.append(Problem(file, "input", "and messages are both given",
+                                        "keep input for one user turn, or messages for several"))
+            elif "input" not in data and "messages" not in data:
+                problems.append(Problem(file, "input", "is missing (and so is messages)",
+                                        "add input: <the user's request> or a messages list"))
+        self.problems.extend(problems)
+        if problems or not isinstance(data, dict):
+            return None
+        messages = data.get("messages") or [{"role": "user", "content": data["input"]}]
+        scenario = Scenario(
+            agent=agent,
+            tenant=tenant.name,
+            name=file.stem,
+            file=file,
+            type=data["type"],
+            description=data["description"],
+            messages=tuple(messages),
+            context=data.get("context"),
+            params=dict(data.get("params", {})),
+            iterations=data.get("iterations", 1),
+            expect=tuple(data["expect"]),
+            judge=tuple(data.get("judge", [])),
+            tags=tuple(data.get("tags", [])),
+        )
+        worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
+        if len(worst) > self.config.path_budget:
+            self.problems.append(Problem(
+                file, "name",
+                f"its cache entries would need a {len(worst)}-character path ({worst}), over the "
+                f"budget of {self.config.path_budget} that keeps the tree clonable on Windows",
+                f"shorten the agent, tenant or scenario name by {len(worst) - self.config.path_budget}"
+                " characters"))
+        return scenario
+
+    def _check_request(self, agent: Agent, tenant: Tenant, scenario: Scenario) -> None:
+        try:
+            build_request(agent, scenario, tenant.params)
+        except TemplateError as exc:
+            for where, name in exc.missing:
+                self.problems.append(Problem(
+                    scenario.file, where if where != "system_prompt" else "params",
+                    f"template parameter {{{{{name}}}}}"
+                    f"{' of the system prompt' if where == 'system_prompt' else ''} is not defined",
+                    f"add {name} to the scenario's params, the tenant's tenant.yaml params or "
+                    "the agent's params"))

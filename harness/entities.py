@@ -1,0 +1,137 @@
+"""Plain records passed between the stages of the data flow.
+
+Every arrow of ``datasets -> request -> key -> client -> assertions -> records``
+carries one of these frozen dataclasses, so a reader can follow a single
+scenario from its file to its result without jumping back and forth.
+JSON-shaped payloads (messages, options, tool schemas, parsed outputs) stay
+plain ``dict``/``list`` values because they are hashed and stored as JSON.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+JsonObject = dict[str, Any]
+
+#: Ternary verdict of one hard assertion; ``reject`` wins over ``pass``.
+Outcome = Literal["pass", "reject", "not_evaluated"]
+
+#: What happened to one scenario iteration, in decreasing order of severity.
+Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked", "passed"]
+
+#: Statuses that fail a run (everything but ``passed``).
+FAILING_STATUSES: frozenset[str] = frozenset(
+    {"rejected", "missed", "expired", "corrupt", "error", "unchecked"}
+)
+
+
+@dataclass(frozen=True)
+class Agent:
+    """An agent (skill under test) as declared in ``<agent>/agent.yaml``."""
+
+    name: str
+    directory: Path
+    provider: str
+    model: str
+    system_prompt: str
+    """Prompt text with line endings normalised to ``\\n`` (template, not yet rendered)."""
+    system_prompt_file: Path
+    options: JsonObject
+    """Answer-changing options (temperature, max_tokens, seed, response_format...)."""
+    tools: tuple[JsonObject, ...]
+    output: Literal["text", "json"]
+    output_schema: JsonObject | None
+    script_file: Path | None
+    """Script of the scripted fake provider, used to seed the cache without spending money."""
+    endpoint: JsonObject = field(default_factory=dict)
+    """Connection settings (base_url, timeout...). Never part of the key."""
+    params: JsonObject = field(default_factory=dict)
+    """Default template parameters, overridden by tenant then scenario params."""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One scenario file: ``<agent>/<tenant>/<name>.yaml|json``."""
+
+    agent: str
+    tenant: str
+    name: str
+    file: Path
+    type: str
+    description: str
+    messages: tuple[JsonObject, ...]
+    """Conversation turns after the system prompt (``input`` becomes one user turn)."""
+    context: str | None
+    params: JsonObject
+    iterations: int
+    expect: tuple[JsonObject, ...]
+    judge: tuple[JsonObject, ...]
+    tags: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        """The scenario's identity: its path under the datasets root, without extension."""
+        return f"{self.agent}/{self.tenant}/{self.name}"
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """One call to a chat client, with everything needed to key and explain it."""
+
+    scenario_id: str
+    iteration: int
+    provider: str
+    model: str
+    request: JsonObject
+    """The canonical request: ``{"messages": [...], "options": {...}, "tools": [...]}``."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """A tool call requested by the model; ids are volatile and never stored."""
+
+    name: str
+    arguments: JsonObject
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage reported by the provider (zero when unknown)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class ChatResponse:
+    """The provider-neutral response the harness stores and asserts on."""
+
+    content: str | None
+    tool_calls: tuple[ToolCall, ...] = ()
+    finish_reason: str = "stop"
+    usage: Usage = field(default_factory=Usage)
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The result of one hard assertion."""
+
+    assertion: str
+    """A short label such as ``json_path decision == 'ask'``."""
+    outcome: Outcome
+    reason: str
+
+
+@dataclass(frozen=True)
+class AgentOutput:
+    """What the agent produced for one scenario iteration, ready for assertions."""
+
+    response: ChatResponse
+    text: str
+    """The user-visible text (``content`` or empty)."""
+    parsed: Any
+    """The decoded JSON output for ``output: json`` agents, else ``None``."""
+    parse_error: str | None = None

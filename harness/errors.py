@@ -1,0 +1,103 @@
+"""Exception classes with stable codes.
+
+A code (``eval-cache-miss``, ``eval-dataset-invalid``...) is what scripts, CI
+logs and docs refer to; the message text may improve, the code does not.
+Exit codes: configuration and dataset errors are 2, evaluation failures 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class HarnessError(Exception):
+    """Base class: every error the harness raises on purpose has a code."""
+
+    code = "eval-error"
+    exit_code = 1
+
+    def __str__(self) -> str:
+        return f"{self.code}: {super().__str__()}"
+
+
+class ConfigError(HarnessError):
+    """``[tool.harness]`` is invalid; the run cannot start."""
+
+    code = "eval-config-invalid"
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in one file, with the field and the fix."""
+
+    file: Path | str
+    field: str
+    message: str
+    fix: str = ""
+
+    def render(self, root: Path | None = None) -> str:
+        """One line a person can act on: ``file: field: message (fix)``."""
+        path = self.file
+        if root is not None and isinstance(path, Path):
+            try:
+                path = path.relative_to(root)
+            except ValueError:
+                pass
+        where = f"{path}: {self.field}" if self.field else f"{path}"
+        fix = f" Fix: {self.fix}" if self.fix else ""
+        return f"{where}: {self.message}.{fix}"
+
+
+class DatasetError(HarnessError):
+    """Datasets failed validation. Carries every problem of every file at once."""
+
+    code = "eval-dataset-invalid"
+    exit_code = 2
+
+    def __init__(self, problems: list[Problem], root: Path | None = None) -> None:
+        self.problems = problems
+        self.root = root
+        lines = [p.render(root) for p in problems]
+        super().__init__(f"{len(problems)} problem(s) in the datasets:\n  " + "\n  ".join(lines))
+
+
+class CacheError(HarnessError):
+    """A cache lookup did not produce a usable response for a scenario iteration."""
+
+    code = "eval-cache-error"
+    status = "error"
+
+
+class CacheMiss(CacheError):
+    """No entry for the key. In CI this is the verdict, never a skip."""
+
+    code = "eval-cache-miss"
+    status = "missed"
+
+
+class CacheExpired(CacheError):
+    """The entry exists but its TTL has passed. It is reported, never deleted."""
+
+    code = "eval-cache-expired"
+    status = "expired"
+
+
+class CacheCorrupt(CacheError):
+    """The entry exists but cannot be trusted (unreadable, torn, wrong key)."""
+
+    code = "eval-cache-corrupt"
+    status = "corrupt"
+
+
+class ProviderError(HarnessError):
+    """A provider call failed (network, HTTP status, malformed answer)."""
+
+    code = "eval-provider-error"
+
+
+class ScriptError(ProviderError):
+    """The scripted fake provider has no usable answer for a call."""
+
+    code = "eval-script-missing"

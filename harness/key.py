@@ -1,0 +1,51 @@
+"""The cache key: sha256 over canonical JSON.
+
+What goes in: the canonical request (messages, answer-changing options,
+tools), provider name, model id, cache format version, scenario id and
+iteration. What never goes in: endpoint, API key, headers, timeouts,
+timestamps, volatile ids. Any change here changes every key of every
+committed cache, so it must come with a :data:`CACHE_FORMAT_VERSION` bump;
+golden tests in ``tests/test_key.py`` pin the hex of fixed requests.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from harness.entities import ChatCall
+
+#: Bump on any change to key composition or to the stored entry layout.
+CACHE_FORMAT_VERSION = 1
+#: Length of the key prefix used as the entry folder name.
+SHORT_KEY_LENGTH = 16
+
+
+def canonical_json(value: Any) -> bytes:
+    """Sorted keys, UTF-8, no insignificant whitespace: one byte string per value."""
+    return json.dumps(
+        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode("utf-8")
+
+
+def key_material(call: ChatCall) -> dict[str, Any]:
+    """Everything the key is computed over, as one JSON object (also stored in entry.json)."""
+    return {
+        "format": CACHE_FORMAT_VERSION,
+        "provider": call.provider,
+        "model": call.model,
+        "scenario": call.scenario_id,
+        "iteration": call.iteration,
+        "request": call.request,
+    }
+
+
+def compute_key(call: ChatCall) -> str:
+    """The full 64-hex-digit key of a call."""
+    return hashlib.sha256(canonical_json(key_material(call))).hexdigest()
+
+
+def short_key(key: str) -> str:
+    """The entry folder name; a prefix collision reads as a miss, never as a wrong answer."""
+    return key[:SHORT_KEY_LENGTH]

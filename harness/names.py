@@ -1,0 +1,55 @@
+"""Names that are safe on every operating system.
+
+Agent, tenant and scenario names become folders of the committed cache. A
+name that Linux accepts but Windows cannot check out (``CON``, ``a:b``,
+``name.``) or that macOS folds onto another (``Greeting`` vs ``greeting``)
+breaks the clone of a colleague, so it is refused at load time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+_WINDOWS_RESERVED = {
+    "CON",
+    "PRN",
+    "AUX",
+    "NUL",
+    *(f"COM{i}" for i in range(1, 10)),
+    *(f"LPT{i}" for i in range(1, 10)),
+}
+_ILLEGAL_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` is unsafe as a path segment on some OS, or ``None`` when it is safe."""
+    if not name:
+        return "is empty"
+    if name in {".", ".."}:
+        return f"'{name}' is a relative path segment (path traversal)"
+    bad = sorted(set(_ILLEGAL_CHARS.findall(name)))
+    if bad:
+        shown = ", ".join(repr(c) for c in bad)
+        return f"'{name}' contains characters illegal on Windows or in paths: {shown}"
+    if name[-1] in {".", " "}:
+        return f"'{name}' ends with a dot or a space, which Windows silently strips"
+    if name[0] == " ":
+        return f"'{name}' starts with a space"
+    stem = name.split(".", 1)[0].upper()
+    if stem in _WINDOWS_RESERVED:
+        return f"'{name}' is a reserved device name on Windows ({stem})"
+    return None
+
+
+def case_collisions(names: Iterable[str]) -> list[tuple[str, str]]:
+    """Pairs of names that differ only by case: one folder on macOS and Windows."""
+    seen: dict[str, str] = {}
+    pairs: list[tuple[str, str]] = []
+    for name in sorted(names):
+        folded = name.casefold()
+        if folded in seen:
+            pairs.append((seen[folded], name))
+        else:
+            seen[folded] = name
+    return pairs

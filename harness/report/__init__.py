@@ -1,0 +1,1 @@
+"""Reports built from run results (terminal now; markdown, JSON, JUnit and HTML later)."""

@@ -1,0 +1,123 @@
+"""Shared fixtures: a throwaway project on disk, driven through the real CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.cli import main
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Outcome:
+    """Exit code and output of one CLI call."""
+
+    code: int
+    out: str
+    err: str
+
+
+class Project:
+    """A minimal harness project in a temp folder: one json agent, scripted answers."""
+
+    def __init__(self, root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        self.root = root
+        self.capsys = capsys
+        self.datasets = root / "eval-datasets"
+        self.cache = root / "eval-cache"
+        self.results = root / "eval-results"
+
+    def write(self, relative: str, content: str | dict[str, Any] | list[Any]) -> Path:
+        """Write a file; mappings and lists are dumped as YAML (or JSON for .json)."""
+        path = self.root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            path.write_text(textwrap.dedent(content), encoding="utf-8")
+        elif path.suffix == ".json":
+            path.write_text(json.dumps(content, indent=2), encoding="utf-8")
+        else:
+            path.write_text(yaml.safe_dump(content, sort_keys=False, allow_unicode=True),
+                            encoding="utf-8")
+        return path
+
+    def agent(self, name: str = "helper", **fields: Any) -> None:
+        """Declare an agent with a system prompt; ``fields`` override agent.yaml keys."""
+        self.write(f"eval-datasets/{name}/system.md",
+                   "You are the {{tenant}} helper. Answer in JSON with a field answer.\n")
+        declaration = {
+            "provider": "openai",
+            "model": "gpt-test-1",
+            "system_prompt": "system.md",
+            "options": {"temperature": 0, "max_tokens": 200},
+            "output": "json",
+            "script": "script.yaml",
+        }
+        declaration.update(fields)
+        self.write(f"eval-datasets/{name}/agent.yaml", declaration)
+
+    def scenario(self, scenario_id: str, answer: Any = None, **fields: Any) -> Path:
+        """Add a scenario ``agent/tenant/name`` and (optionally) its scripted answer."""
+        agent, tenant, name = scenario_id.split("/")
+        data: dict[str, Any] = {
+            "type": "positive",
+            "description": f"Scenario {name} answers yes.",
+            "input": f"Question for {name}?",
+            "expect": [{"json_path": {"path": "answer", "equals": "yes"}}],
+        }
+        data.update(fields)
+        path = self.write(f"eval-datasets/{scenario_id}.yaml", data)
+        if answer is not None:
+            self.script(agent, f"{tenant}/{name}", answer)
+        return path
+
+    def script(self, agent: str, local_id: str, answer: Any) -> None:
+        """Set the scripted answer of ``tenant/name`` (a mapping is used as ``json``)."""
+        path = self.datasets / agent / "script.yaml"
+        script = yaml.safe_load(path.read_text(encoding="utf-8")) if path.exists() else {}
+        is_answer = isinstance(answer, list) or "content" in answer or "json" in answer
+        script[local_id] = answer if is_answer else {"json": answer}
+        self.write(f"eval-datasets/{agent}/script.yaml", script)
+
+    def run(self, *args: str) -> Outcome:
+        """Call the CLI in-process against this project."""
+        self.capsys.readouterr()
+        code = main(["--project", str(self.root), *args])
+        captured = self.capsys.readouterr()
+        return Outcome(code, captured.out, captured.err)
+
+    def record(self, *args: str) -> Outcome:
+        """Seed the cache from the scripts (refresh through the scripted provider)."""
+        outcome = self.run("run", "--refresh-cache", "--scripted", *args)
+        assert outcome.code in (0, 1), outcome.err
+        return outcome
+
+    def cache_digest(self) -> str:
+        """Content hash of every file under eval-cache/ (names and bytes, not mtimes)."""
+        digest = hashlib.sha256()
+        if self.cache.exists():
+            for path in sorted(p for p in self.cache.rglob("*")):
+                digest.update(path.relative_to(self.cache).as_posix().encode())
+                if path.is_file():
+                    digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every iteration record of every run."""
+        return [json.loads(p.read_text()) for p in sorted(self.results.rglob("*.json"))
+                if p.name != "run.json"]
+
+
+@pytest.fixture
+def project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Project:
+    """An empty project with a pyproject.toml (no [tool.harness]: defaults apply)."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    return Project(tmp_path, capsys)
