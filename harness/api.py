@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 from harness.assertions import evaluate, overall
@@ -62,7 +62,8 @@ def run_evals(
     store = CacheStore(config.cache, ttl_days=config.ttl_days)
     clients = _ClientFactory(config, dataset, store, options, clock)
     started = clock()
-    summary = RunSummary(run_id=new_run_id(started), started=started, results_dir=config.results)
+    run_id = new_run_id(datetime.now(UTC))
+    summary = RunSummary(run_id=run_id, started=started, results_dir=config.results)
     writer = ResultWriter(config.results, summary.run_id)
     summary.results_dir = writer.run_dir
     if options.mode == "offline":

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def rerecord_command(scenario_id: str) -> str:
+    """The exact command that re-records one scenario against the real provider."""
+    return f"python -m harness run --refresh-cache --scenario {scenario_id}"
+
+
 class HarnessError(Exception):
     """Base class: every error the harness raises on purpose has a code."""
 

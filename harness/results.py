@@ -75,8 +75,8 @@ class RunSummary:
 
 
 def new_run_id(now: datetime) -> str:
-    """Sortable and unique: UTC time plus a random suffix (two runs in one second differ)."""
-    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"
+    """Sortable and unique: UTC time to the millisecond plus a random suffix."""
+    return f"{now.strftime('%Y%m%dT%H%M%S')}{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
 
 
 def record_of(result: IterationResult) -> dict[str, Any]:

@@ -63,6 +63,8 @@ class Project:
         }
         declaration.update(fields)
         self.write(f"eval-datasets/{name}/agent.yaml", declaration)
+        if not (self.datasets / name / "script.yaml").exists():
+            self.write(f"eval-datasets/{name}/script.yaml", "{}\n")
 
     def scenario(self, scenario_id: str, answer: Any = None, **fields: Any) -> Path:
         """Add a scenario ``agent/tenant/name`` and (optionally) its scripted answer."""

@@ -22,7 +22,7 @@ from typing import Any
 from harness import __version__
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, iteration_dir
 from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
-from harness.errors import CacheCorrupt, CacheExpired
+from harness.errors import CacheCorrupt, CacheExpired, rerecord_command
 from harness.key import CACHE_FORMAT_VERSION, compute_key
 
 _TEMP_PREFIX = ".tmp-"
@@ -132,7 +132,7 @@ class CacheStore:
             meta = json.loads(meta_bytes)
             stored_key = meta["key"]
         except (ValueError, KeyError, TypeError) as exc:
-            raise CacheCorrupt(f"{meta_file}: entry.json is unreadable ({exc})") from exc
+            raise _corrupt(call, f"{meta_file}: entry.json is unreadable ({exc})") from exc
         if stored_key != key:
             raise EntryAbsent(folder, f"the folder holds another key ({stored_key[:24]}...) "
                                       "that shares the 16-character prefix")
@@ -140,20 +140,21 @@ class CacheStore:
         try:
             payload = contents_file.read_bytes()
         except FileNotFoundError:
-            raise CacheCorrupt(f"{contents_file}: missing beside its entry.json") from None
+            raise _corrupt(call, f"{contents_file}: missing beside its entry.json") from None
         if hashlib.sha256(payload).hexdigest() != meta.get("contents_sha256"):
-            raise CacheCorrupt(f"{contents_file}: bytes do not match the sha256 in entry.json "
+            raise _corrupt(call, f"{contents_file}: bytes do not match the sha256 in entry.json "
                                "(edited by hand, or line endings changed: check .gitattributes)")
         try:
             response = response_from_json(json.loads(payload))
             created = parse_time(meta["created"])
             expires = parse_time(meta["expires"])
         except (ValueError, KeyError, TypeError) as exc:
-            raise CacheCorrupt(f"{folder}: entry cannot be decoded ({exc})") from exc
+            raise _corrupt(call, f"{folder}: entry cannot be decoded ({exc})") from exc
         if expires <= now:
             raise CacheExpired(
                 f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} expired "
-                f"on {format_time(expires)} (recorded {format_time(created)})")
+                f"on {format_time(expires)} (recorded {format_time(created)}); it is kept as it "
+                f"is. Re-record: {rerecord_command(call.scenario_id)}")
         return Entry(folder, key, created, expires, response)
 
     def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime) -> Path:
@@ -192,6 +193,12 @@ class CacheStore:
         if not folder.is_dir():
             return []
         return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _corrupt(call: ChatCall, reason: str) -> CacheCorrupt:
+    """A corrupt-entry error that says how to get a trustworthy entry back."""
+    return CacheCorrupt(f"{call.scenario_id} iteration {call.iteration}: {reason}. "
+                        f"Re-record: {rerecord_command(call.scenario_id)}")
 
 
 def _write_synced(path: Path, data: bytes) -> None:

@@ -29,8 +29,3 @@ def credential_variable(provider: str, override: str | None = None) -> str:
     if override:
         return override
     return f"{provider.upper().replace('-', '_')}_API_KEY"
-
-
-def rerecord_command(scenario_id: str) -> str:
-    """The exact command that re-records one scenario against the real provider."""
-    return f"python -m harness run --refresh-cache --scenario {scenario_id}"

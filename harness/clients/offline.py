@@ -12,9 +12,9 @@ from pathlib import Path
 
 from harness.cache.layout import ENTRY_FILE
 from harness.cache.store import CacheStore
-from harness.clients.base import credential_variable, rerecord_command
+from harness.clients.base import credential_variable
 from harness.entities import ChatCall, ChatResponse
-from harness.errors import CacheMiss
+from harness.errors import CacheMiss, rerecord_command
 
 
 class OfflineClient:

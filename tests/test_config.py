@@ -1,0 +1,60 @@
+"""[tool.harness] configuration: defaults, TTL floor, and clear refusals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.config import load_config
+from harness.errors import ConfigError
+
+
+def _pyproject(root: Path, section: str) -> None:
+    (root / "pyproject.toml").write_text(f'[project]\nname = "x"\n\n[tool.harness]\n{section}\n')
+
+
+def test_defaults_follow_the_committed_layout(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    config = load_config(tmp_path)
+    assert config.datasets == tmp_path.resolve() / "eval-datasets"
+    assert config.cache == tmp_path.resolve() / "eval-cache"
+    assert config.results == tmp_path.resolve() / "eval-results"
+    assert (config.ttl_days, config.path_budget) == (730, 160)
+    assert config.credentials_file == tmp_path.resolve() / ".env.evals"
+
+
+def test_paths_and_numbers_are_read(tmp_path: Path) -> None:
+    _pyproject(tmp_path, 'datasets = "evals/data"\ncache = "evals/cache"\nresults = "out"\n'
+                         'ttl_days = 400\npath_budget = 140\ncredentials_file = "secrets/.env"')
+    config = load_config(tmp_path)
+    assert config.datasets.relative_to(tmp_path.resolve()).as_posix() == "evals/data"
+    assert config.relative(config.cache) == "evals/cache"
+    assert (config.ttl_days, config.path_budget) == (400, 140)
+
+
+def test_short_ttl_is_refused_with_the_reason(tmp_path: Path) -> None:
+    _pyproject(tmp_path, "ttl_days = 14")
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    message = str(info.value)
+    assert "ttl_days = 14 is refused" in message
+    assert "at least 365" in message
+    assert "pyproject.toml" in message
+
+
+def test_all_problems_are_reported_together(tmp_path: Path) -> None:
+    _pyproject(tmp_path, 'ttl_days = "long"\npath_budget = 500\ncahce = "x"')
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    message = str(info.value)
+    assert "'ttl_days' must be an integer" in message
+    assert "path_budget = 500" in message
+    assert "unknown key 'cahce'" in message
+    assert info.value.exit_code == 2
+
+
+def test_results_inside_the_committed_cache_is_refused(tmp_path: Path) -> None:
+    _pyproject(tmp_path, 'results = "eval-cache/results"')
+    with pytest.raises(ConfigError, match="must not be inside the committed cache"):
+        load_config(tmp_path)
