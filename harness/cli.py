@@ -64,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.api import RunOptions, run_evals
+    from harness.api import Mode, RunOptions, run_evals
     from harness.config import load_config
     from harness.datasets import Selection
     from harness.errors import ConfigError
@@ -73,7 +73,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.scripted and not (args.refresh_cache or args.record_missing):
         raise ConfigError("--scripted only applies with --refresh-cache or --record-missing")
     config = load_config(args.project)
-    mode = "refresh" if args.refresh_cache else "record-missing" if args.record_missing else "offline"
+    mode: Mode = ("refresh" if args.refresh_cache
+                  else "record-missing" if args.record_missing else "offline")
     options = RunOptions(
         selection=Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types),
                             tuple(args.scenario)),

@@ -17,6 +17,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
 
+from harness.assertions import check_item
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.entities import Agent, JsonObject, Scenario
@@ -260,12 +261,15 @@ class _Loader:
         if problem:
             self.problems.append(problem)
             return None
+        if not isinstance(data, dict):
+            self.problems.append(Problem(resolved, "", "is not a JSON Schema object"))
+            return None
         try:
             Draft202012Validator.check_schema(data)
         except SchemaError as exc:
             self.problems.append(Problem(resolved, "", f"is not a valid JSON Schema: {exc.message}"))
             return None
-        return data if isinstance(data, dict) else None
+        return data
 
     # -- tenant and scenario ---------------------------------------------------------------
 
@@ -299,6 +303,11 @@ class _Loader:
             elif "input" not in data and "messages" not in data:
                 problems.append(Problem(file, "input", "is missing (and so is messages)",
                                         "add input: <the user's request> or a messages list"))
+        if not problems and isinstance(data, dict):
+            for index, item in enumerate(data.get("expect", [])):
+                problems.extend(Problem(file, f"expect[{index}]", reason,
+                                        "see docs/formats.md, section Assertions")
+                                for reason in check_item(item))
         self.problems.extend(problems)
         if problems or not isinstance(data, dict):
             return None

@@ -7,6 +7,7 @@ Exit codes: configuration and dataset errors are 2, evaluation failures 1.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,10 +47,8 @@ class Problem:
         """One line a person can act on: ``file: field: message (fix)``."""
         path = self.file
         if root is not None and isinstance(path, Path):
-            try:
+            with contextlib.suppress(ValueError):
                 path = path.relative_to(root)
-            except ValueError:
-                pass
         where = f"{path}: {self.field}" if self.field else f"{path}"
         fix = f" Fix: {self.fix}" if self.fix else ""
         return f"{where}: {self.message}.{fix}"

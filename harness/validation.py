@@ -26,9 +26,9 @@ _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
-def _registry() -> Registry:  # type: ignore[type-arg]
+def _registry() -> Registry:
     schemas = resources.files("harness") / "schemas"
-    registry: Registry = Registry()  # type: ignore[type-arg]
+    registry: Registry = Registry()
     for name in _SCHEMA_FILES:
         contents = json.loads((schemas / f"{name}.schema.json").read_text(encoding="utf-8"))
         registry = registry.with_resource(f"{name}.schema.json", Resource.from_contents(contents))
@@ -88,7 +88,8 @@ def _problem_from(error: ValidationError, file: Path) -> Problem:
     message = error.message
     fix = ""
     if error.validator == "additionalProperties":
-        allowed = sorted(error.schema.get("properties", {}))
+        schema = error.schema if isinstance(error.schema, dict) else {}
+        allowed = sorted(schema.get("properties", {}))
         fix = f"remove it or fix its spelling; allowed here: {', '.join(allowed)}" if allowed else ""
     elif error.validator == "required":
         fix = "add the missing field"

@@ -162,3 +162,11 @@ def test_selection_filters(project: Project) -> None:
                                                          "helper/globex/greeting"]
     assert ids(Selection(scenarios=("greet*",), tenants=("acme",))) == ["helper/acme/greeting"]
     assert ids(Selection(agents=("other",))) == []
+
+
+def test_bad_regex_and_bad_json_path_are_caught_at_load(project: Project) -> None:
+    project.agent()
+    project.scenario("helper/acme/greeting", expect=[{"regex": "(unclosed"},
+                                                     {"json_path": {"path": "a..b", "exists": True}}])
+    problems = "\n".join(_problems(project))
+    assert "greeting.yaml: expect[0]:" in problems and "greeting.yaml: expect[1]:" in problems

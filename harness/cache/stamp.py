@@ -38,7 +38,9 @@ def stamp_path(cache_root: Path) -> Path:
     return cache_root / STAMP_FILE
 
 
-def check_stamp(cache_root: Path, refresh_command: str = "python -m harness run --refresh-cache") -> StampStatus:
+def check_stamp(
+    cache_root: Path, refresh_command: str = "python -m harness run --refresh-cache"
+) -> StampStatus:
     """Compare the stamp with the running harness; one distinct message per failure."""
     path = stamp_path(cache_root)
     if not path.is_file():

@@ -1,0 +1,163 @@
+"""The hard-assertion engine: turn a scenario's ``expect`` items into verdicts.
+
+Each ``expect`` item names exactly one assertion kind (see ``docs/formats.md``,
+"Assertions"). :func:`evaluate` runs every item, even after a reject, so a
+report shows everything that is wrong at once, and it never raises: an item
+that is malformed or whose check crashes becomes a ``reject`` with the reason,
+because a crash must neither stop the run nor pass silently.
+
+The kinds live in small modules (``text``, ``structured``, ``tools``), each
+exporting ``KINDS``; :data:`REGISTRY` merges them.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+# No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignore]
+    ValidationError,
+    best_match,
+)
+
+from harness.assertions import structured, text, tools
+from harness.assertions.structured import Kind, OutputKind, Subject
+from harness.entities import AgentOutput, Outcome, Verdict
+
+__all__ = [
+    "ASSERTION_KINDS",
+    "EXPECT_SCHEMA_FILE",
+    "REGISTRY",
+    "check_item",
+    "evaluate",
+    "expect_schema",
+    "overall",
+]
+
+#: Assertion kind -> implementation (check, label, lint).
+REGISTRY: Mapping[str, Kind] = MappingProxyType(
+    {**text.KINDS, **structured.KINDS, **tools.KINDS}
+)
+
+#: Every assertion kind an ``expect`` item may use.
+ASSERTION_KINDS: frozenset[str] = frozenset(REGISTRY)
+
+#: JSON Schema of one ``expect`` item (``$id: expect.schema.json``).
+EXPECT_SCHEMA_FILE = Path(__file__).resolve().parent.parent / "schemas" / "expect.schema.json"
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(EXPECT_SCHEMA_FILE.read_text(encoding="utf-8"))
+    return loaded
+
+
+@cache
+def _validator() -> Draft202012Validator:
+    return Draft202012Validator(_schema())
+
+
+def expect_schema() -> dict[str, Any]:
+    """A fresh copy of the ``expect`` item schema (callers may mutate it)."""
+    return copy.deepcopy(_schema())
+
+
+def check_item(item: Any) -> list[str]:
+    """Every problem of one ``expect`` item; empty when it is valid.
+
+    Covers the schema plus what a schema cannot see: JSON path syntax, regex
+    syntax and the validity of an inline ``json_schema``. Meant for the
+    dataset loader, so a typo is reported at load time rather than as a reject.
+    """
+    if not isinstance(item, Mapping):
+        return [f"an expect item must be a mapping with one assertion kind, found {item!r:.80}"]
+    kinds = [key for key in item if key in REGISTRY]
+    problems = [_unknown(key) for key in item if key not in REGISTRY and key != "name"]
+    if len(kinds) > 1:
+        problems.append(
+            f"one assertion kind per item, found {', '.join(kinds)}: split them into items"
+        )
+    elif not kinds and not problems:
+        kinds_list = ", ".join(sorted(ASSERTION_KINDS))
+        problems.append(f"no assertion kind (expected one of: {kinds_list})")
+    if problems:
+        return problems
+    errors = sorted(_validator().iter_errors(dict(item)), key=lambda e: e.json_path)
+    if errors:
+        return [_describe(error) for error in errors]
+    return REGISTRY[kinds[0]].lint(item[kinds[0]])
+
+
+def _unknown(key: Any) -> str:
+    """An unknown key, with the kind it was probably meant to be."""
+    close = difflib.get_close_matches(str(key), sorted(ASSERTION_KINDS), n=1)
+    hint = f"did you mean {close[0]!r}?" if close else (
+        f"expected one of: {', '.join(sorted(ASSERTION_KINDS))}, name")
+    return f"unknown key {key!r} ({hint})"
+
+
+def _describe(error: ValidationError) -> str:
+    """One readable line per schema error; a shorthand-or-mapping choice is narrowed."""
+    if error.context:
+        narrowed = best_match(error.context)
+        if narrowed is not None:
+            error = narrowed
+    where = error.json_path.removeprefix("$").removeprefix(".")
+    message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
+    return f"{where}: {message}" if where else message
+
+
+def _fallback_label(item: Any) -> str:
+    if isinstance(item, Mapping):
+        if isinstance(item.get("name"), str):
+            return str(item["name"])
+        kinds = [str(key) for key in item if key in REGISTRY]
+        if kinds:
+            return " + ".join(kinds)
+    return "invalid assertion"
+
+
+def evaluate(
+    expect: Sequence[Mapping[str, Any]],
+    output: AgentOutput,
+    *,
+    output_kind: OutputKind,
+    output_schema: Mapping[str, Any] | None,
+) -> list[Verdict]:
+    """One verdict per ``expect`` item, in order; every item runs, nothing raises."""
+    subject = Subject(output, output_kind, output_schema)
+    return [_evaluate_one(item, subject) for item in expect]
+
+
+def _evaluate_one(item: Mapping[str, Any], subject: Subject) -> Verdict:
+    label = _fallback_label(item)
+    try:
+        problems = check_item(item)
+        if problems:
+            return Verdict(label, "reject", "invalid assertion: " + "; ".join(problems))
+        kind_name = next(key for key in item if key in REGISTRY)
+        kind, spec = REGISTRY[kind_name], item[kind_name]
+        name = item.get("name")
+        label = name if isinstance(name, str) else kind.label(spec)
+        outcome, reason = kind.check(spec, subject)
+    except Exception as exc:  # noqa: BLE001 - a crashing check must reject, not stop the run
+        return Verdict(label, "reject", f"assertion crashed: {type(exc).__name__}: {exc}")
+    return Verdict(label, outcome, reason)
+
+
+def overall(verdicts: Iterable[Verdict]) -> Outcome:
+    """``reject`` if any verdict rejects, else ``pass`` if any passes, else ``not_evaluated``."""
+    outcomes = {verdict.outcome for verdict in verdicts}
+    if "reject" in outcomes:
+        return "reject"
+    if "pass" in outcomes:
+        return "pass"
+    return "not_evaluated"

@@ -1,0 +1,267 @@
+"""JSON assertions (``json_path``, ``json_schema``) and the pieces every kind shares.
+
+The shared pieces live here rather than in the package ``__init__`` so that the
+kind modules can import them without an import cycle: ``jsonpath`` <- this
+module <- ``text`` / ``tools`` <- ``__init__``.
+
+Every check is a pure function ``(spec, subject) -> (outcome, reason)``: the
+spec is the item's value exactly as written (shorthand or mapping, already
+validated against ``expect.schema.json``), and the subject is what the agent
+produced plus its declared contract.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple
+
+# No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
+from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
+    Draft202012Validator,
+    SchemaError,
+    validators,
+)
+from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
+
+from harness.assertions import jsonpath
+from harness.entities import AgentOutput, Outcome
+
+OutputKind = Literal["text", "json"]
+
+#: What a check returns: the outcome and a reason saying what was expected and found.
+Result = tuple[Outcome, str]
+
+#: How much of a found value a reason quotes; a reason is read in a terminal table.
+FOUND_LIMIT = 120
+#: How much of a value a label quotes; labels name an assertion, they don't show data.
+LABEL_LIMIT = 40
+
+
+@dataclass(frozen=True)
+class Subject:
+    """What an assertion looks at: the agent's output plus its declared contract."""
+
+    output: AgentOutput
+    output_kind: OutputKind
+    output_schema: Mapping[str, Any] | None
+
+
+def _no_problems(spec: Any) -> list[str]:
+    return []
+
+
+class Kind(NamedTuple):
+    """One assertion kind of the registry."""
+
+    check: Callable[[Any, Subject], Result]
+    """Evaluate the assertion; may raise, the engine turns that into a reject."""
+    label: Callable[[Any], str]
+    """Short readable label built from the spec alone (used when no ``name`` is given)."""
+    lint: Callable[[Any], list[str]] = _no_problems
+    """Problems the schema cannot see (path syntax, regex syntax, inline schema validity)."""
+
+
+def show(value: Any, limit: int = FOUND_LIMIT) -> str:
+    """Quote a found or expected value for a reason, cut to ``limit`` characters.
+
+    Strings are ``repr``-quoted so whitespace and empty strings stay visible;
+    other JSON values read as in YAML/JSON (``true``, ``null``, ``[1, 'a']``),
+    the way scenario authors wrote them.
+    """
+    text = _render(value)
+    if len(text) <= limit:
+        return text
+    if isinstance(value, str):
+        return repr(value[:limit] + "…")
+    return text[:limit] + "…"
+
+
+def _render(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_render(item) for item in value) + "]"
+    return repr(value)
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality: like ``==`` but ``true`` is not ``1`` and ``false`` is not ``0``.
+
+    Python's ``True == 1`` would let a model answering ``1`` pass ``equals: true``.
+    Numbers still compare by value (``1 == 1.0``), as in JSON.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, Mapping | list | tuple) or isinstance(b, Mapping | list | tuple):
+        return False
+    return bool(a == b)
+
+
+def document_problem(subject: Subject, what: str) -> Result | None:
+    """Why the parsed JSON output cannot be used (``None`` when it can).
+
+    A text agent has no JSON to look at, so the assertion is ``not_evaluated``
+    (the scenario then fails as unchecked if nothing else checks it). A json
+    agent whose output does not parse broke its contract: that is a ``reject``.
+    """
+    if subject.output_kind != "json":
+        return "not_evaluated", f"{what} needs output: json (this agent's output is text)"
+    if subject.output.parse_error is not None:
+        return "reject", f"output is not valid JSON: {subject.output.parse_error}"
+    return None
+
+
+# --- json_path ---------------------------------------------------------------
+
+_CONDITIONS = ("exists", "equals", "in", "min_items", "max_items")
+
+
+def _json_path_label(spec: Any) -> str:
+    parts = []
+    if "exists" in spec:
+        parts.append("exists" if spec["exists"] else "does not exist")
+    if "equals" in spec:
+        parts.append(f"== {_short(spec['equals'])}")
+    if "in" in spec:
+        parts.append(f"in {_short(spec['in'])}")
+    if "min_items" in spec:
+        parts.append(f"min_items {spec['min_items']}")
+    if "max_items" in spec:
+        parts.append(f"max_items {spec['max_items']}")
+    return f"json_path {spec['path']} {', '.join(parts) or 'exists'}"
+
+
+def _short(value: Any) -> str:
+    return show(value, LABEL_LIMIT)
+
+
+def _json_path_lint(spec: Any) -> list[str]:
+    try:
+        jsonpath.parse(spec["path"])
+    except ValueError as exc:
+        return [str(exc)]
+    return []
+
+
+def _check_json_path(spec: Any, subject: Subject) -> Result:
+    """Every given condition must hold for every selected value.
+
+    With no condition at all the item reads as "this field is present", so
+    ``exists: true`` is implied. A path that selects nothing fails every
+    condition but ``exists: false``.
+    """
+    blocked = document_problem(subject, "json_path")
+    if blocked:
+        return blocked
+    path = spec["path"]
+    selected = jsonpath.select_with_paths(subject.output.parsed, path)
+    exists = spec.get("exists", True if not any(c in spec for c in _CONDITIONS) else None)
+    if exists is False:
+        if selected:
+            where, value = selected[0]
+            return "reject", f"expected {path} not to exist, found {where} = {show(value)}"
+        if len(spec.keys() & set(_CONDITIONS)) == 1:
+            return "pass", f"{path} selects nothing"
+    if not selected:
+        return "reject", f"{path} selects nothing in {show(subject.output.parsed)}"
+    failures = [f for where, value in selected if (f := _failure(spec, where, value))]
+    if failures:
+        more = f" (+{len(failures) - 3} more)" if len(failures) > 3 else ""
+        return "reject", "; ".join(failures[:3]) + more
+    if len(selected) == 1:
+        return "pass", f"{selected[0][0]} = {show(selected[0][1])}"
+    return "pass", f"all {len(selected)} values at {path} hold"
+
+
+def _failure(spec: Any, where: str, value: Any) -> str | None:
+    """The first condition ``value`` breaks, said as expected-vs-found."""
+    if "equals" in spec and not json_equal(value, spec["equals"]):
+        return f"{where}: expected {show(spec['equals'])}, found {show(value)}"
+    if "in" in spec and not any(json_equal(value, option) for option in spec["in"]):
+        return f"{where}: expected one of {show(spec['in'])}, found {show(value)}"
+    if "min_items" in spec or "max_items" in spec:
+        if not isinstance(value, list):
+            return f"{where}: expected a list for min_items/max_items, found {show(value)}"
+        if "min_items" in spec and len(value) < spec["min_items"]:
+            return f"{where}: expected at least {spec['min_items']} items, found {len(value)}"
+        if "max_items" in spec and len(value) > spec["max_items"]:
+            return f"{where}: expected at most {spec['max_items']} items, found {len(value)}"
+    return None
+
+
+# --- json_schema ---------------------------------------------------------------
+
+
+def _json_schema_label(spec: Any) -> str:
+    return "json_schema (agent output schema)" if spec is True else "json_schema (inline)"
+
+
+def _validator_class(schema: Mapping[str, Any]) -> Any:
+    """The validator its ``$schema`` asks for; draft 2020-12 when it names none."""
+    return validators.validator_for(schema, default=Draft202012Validator)
+
+
+def _json_schema_lint(spec: Any) -> list[str]:
+    if spec is True:
+        return []
+    try:
+        _validator_class(spec).check_schema(spec)
+    except SchemaError as exc:
+        return [f"inline json_schema is not a valid JSON Schema: {_schema_error(exc)}"]
+    return []
+
+
+def _check_json_schema(spec: Any, subject: Subject) -> Result:
+    """Validate the parsed output against the agent's schema or an inline one.
+
+    ``json_schema: true`` on an agent without ``output_schema`` rejects rather
+    than skips: the author asked for a check that cannot happen, and a
+    skipped check must never look like a pass. ``format`` stays an annotation
+    (the draft 2020-12 default), so results do not depend on optional packages.
+    """
+    blocked = document_problem(subject, "json_schema")
+    if blocked:
+        return blocked
+    if spec is True:
+        if subject.output_schema is None:
+            return "reject", "json_schema: true, but the agent declares no output_schema"
+        schema, which = subject.output_schema, "the agent's output schema"
+    else:
+        schema, which = spec, "the inline schema"
+    cls = _validator_class(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        return "reject", f"{which} is not a valid JSON Schema: {_schema_error(exc)}"
+    errors = sorted(cls(schema).iter_errors(subject.output.parsed), key=lambda e: e.json_path)
+    if not errors:
+        return "pass", f"output validates against {which}"
+    shown = "; ".join(f"{e.json_path}: {_cut(e.message)}" for e in errors[:3])
+    more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+    return "reject", f"output does not match {which}: {shown}{more}"
+
+
+def _schema_error(exc: Any) -> str:
+    """The most specific part of a schema error (``anyOf`` alternatives are narrowed)."""
+    error = best_match(exc.context) if exc.context else exc
+    where = error.json_path.removeprefix("$").removeprefix(".")
+    return f"{where}: {_cut(error.message)}" if where else _cut(error.message)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= FOUND_LIMIT else text[:FOUND_LIMIT] + "…"
+
+
+KINDS: dict[str, Kind] = {
+    "json_path": Kind(_check_json_path, _json_path_label, _json_path_lint),
+    "json_schema": Kind(_check_json_schema, _json_schema_label, _json_schema_lint),
+}

@@ -1,0 +1,294 @@
+"""Text assertions: ``equals``, ``contains``, ``not_contains``, ``regex``, ``max_chars``.
+
+They look at the response text, or, with ``path``, at every string that path
+selects in a JSON output (each selected string must pass). Choices made where
+the spec is silent, so a reader does not have to guess:
+
+* ``path`` on a text agent is ``not_evaluated`` (there is no JSON to walk),
+  like the JSON kinds; on a json agent whose output does not parse it rejects.
+* ``path`` selecting nothing, or selecting a non-string (number, list,
+  object, null), rejects with the value found: text assertions compare text,
+  and silently stringifying ``3`` or ``null`` would hide a contract break.
+* ``equals`` trims both the text and the value.
+* ``normalize`` (default NFKC) and ``ignore_case`` (``casefold``) apply to
+  both sides of ``equals`` / ``contains`` / ``not_contains``.
+* ``not_contains`` passes when the text contains *none* of the values, with
+  ``value``, ``any`` or ``all`` alike (the spec's "contains none of the values").
+* ``regex`` searches the raw text with ``re.search`` (no normalisation, which
+  could turn full-width characters of a pattern into regex syntax);
+  ``max_chars`` counts code points of the raw, untrimmed text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from harness.assertions import jsonpath
+from harness.assertions.structured import (
+    LABEL_LIMIT,
+    Kind,
+    Result,
+    Subject,
+    document_problem,
+    show,
+)
+
+#: A per-text test: (passed, reason).
+_Test = Callable[[str], tuple[bool, str]]
+
+_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+
+
+def _opts(spec: Any) -> dict[str, Any]:
+    """The mapping form of a spec (shorthand becomes ``{value: ...}``)."""
+    return dict(spec) if isinstance(spec, Mapping) else {"value": spec}
+
+
+def _texts(spec: dict[str, Any], subject: Subject, kind: str) -> list[tuple[str, str]] | Result:
+    """The texts to test, each with where it came from, or the verdict that stops us."""
+    path = spec.get("path")
+    if path is None:
+        return [("text", subject.output.text)]
+    blocked = document_problem(subject, f"{kind} with path")
+    if blocked:
+        return blocked
+    selected = jsonpath.select_with_paths(subject.output.parsed, path)
+    if not selected:
+        return "reject", f"{path} selects nothing in {show(subject.output.parsed)}"
+    for where, value in selected:
+        if not isinstance(value, str):
+            return "reject", f"{where} is not a string: found {show(value)}"
+    return selected
+
+
+def _run(spec: dict[str, Any], subject: Subject, kind: str, test: _Test) -> Result:
+    """Apply ``test`` to every text; the first failure rejects, naming where it was."""
+    texts = _texts(spec, subject, kind)
+    if isinstance(texts, tuple):
+        return texts
+    reason = ""
+    for where, text in texts:
+        passed, reason = test(text)
+        prefix = f"{where}: " if "path" in spec else ""
+        if not passed:
+            return "reject", prefix + reason
+        reason = prefix + reason
+    if len(texts) > 1:
+        return "pass", f"all {len(texts)} strings at {spec['path']} pass"
+    return "pass", reason
+
+
+_Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
+_FORMS: dict[Any, _Form | None] = {
+    "NFC": "NFC", "NFD": "NFD", "NFKC": "NFKC", "NFKD": "NFKD",
+    True: "NFKC", False: None, None: None, "none": None,
+}
+
+
+def _form(spec: dict[str, Any]) -> _Form | None:
+    """The normalisation form of a spec: NFKC unless told otherwise."""
+    return _FORMS[spec.get("normalize", "NFKC")]
+
+
+def _prepare(text: str, spec: dict[str, Any]) -> str:
+    """Normalise (and casefold) one side of a comparison."""
+    form = _form(spec)
+    if form:
+        text = unicodedata.normalize(form, text)
+    if spec.get("ignore_case", False):
+        text = text.casefold()
+        if form:  # casefold can un-normalise a few characters
+            text = unicodedata.normalize(form, text)
+    return text
+
+
+def _snippet(text: str, start: int, length: int) -> str:
+    """The found text around a match, so a reject shows the offending context."""
+    lo, hi = max(0, start - 40), min(len(text), start + length + 40)
+    return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
+
+
+def _q(value: str) -> str:
+    return show(value, LABEL_LIMIT)
+
+
+def _at(spec: dict[str, Any]) -> str:
+    return f" at {spec['path']}" if "path" in spec else ""
+
+
+# --- equals ---------------------------------------------------------------------
+
+
+def _equals_label(raw: Any) -> str:
+    spec = _opts(raw)
+    return f"equals {_q(spec['value'])}{_at(spec)}"
+
+
+def _check_equals(raw: Any, subject: Subject) -> Result:
+    """The trimmed, normalised text equals the value: for fixed answers and labels."""
+    spec = _opts(raw)
+    expected = _prepare(spec["value"], spec).strip()
+
+    def test(text: str) -> tuple[bool, str]:
+        found = _prepare(text, spec).strip()
+        if found == expected:
+            return True, f"equals {show(spec['value'])}"
+        return False, f"expected {show(spec['value'])}, found {show(text.strip())}"
+
+    return _run(spec, subject, "equals", test)
+
+
+# --- contains / not_contains ------------------------------------------------------
+
+
+def _needles(spec: dict[str, Any]) -> tuple[str, list[str]]:
+    """(mode, values): mode is ``value``, ``any`` or ``all``."""
+    for mode in ("value", "any", "all"):
+        if mode in spec:
+            values = spec[mode]
+            return mode, [values] if isinstance(values, str) else list(values)
+    raise ValueError("contains needs value, any or all")
+
+
+def _contains_label(raw: Any) -> str:
+    spec = _opts(raw)
+    mode, values = _needles(spec)
+    quoted = ", ".join(_q(v) for v in values)
+    return f"contains {quoted if mode == 'value' else f'{mode} of {quoted}'}{_at(spec)}"
+
+
+def _not_contains_label(raw: Any) -> str:
+    spec = _opts(raw)
+    _, values = _needles(spec)
+    return f"not_contains {', '.join(_q(v) for v in values)}{_at(spec)}"
+
+
+def _check_contains(raw: Any, subject: Subject) -> Result:
+    """The text holds the value, one of ``any`` or every one of ``all``."""
+    spec = _opts(raw)
+    mode, values = _needles(spec)
+    needles = [(v, _prepare(v, spec)) for v in values]
+
+    def test(text: str) -> tuple[bool, str]:
+        haystack = _prepare(text, spec)
+        found = [v for v, n in needles if n in haystack]
+        missing = [v for v, n in needles if n not in haystack]
+        if mode == "all" and missing:
+            return False, f"missing {', '.join(map(show, missing))} in {show(text)}"
+        if not found and mode == "value":
+            return False, f"{show(values[0])} not found in {show(text)}"
+        if not found:
+            return False, f"none of {show(values)} found in {show(text)}"
+        return True, f"found {', '.join(map(show, found))}"
+
+    return _run(spec, subject, "contains", test)
+
+
+def _check_not_contains(raw: Any, subject: Subject) -> Result:
+    """None of the values appear; the reject quotes the text around the first hit."""
+    spec = _opts(raw)
+    _, values = _needles(spec)
+    needles = [(v, _prepare(v, spec)) for v in values]
+
+    def test(text: str) -> tuple[bool, str]:
+        haystack = _prepare(text, spec)
+        for value, needle in needles:
+            at = haystack.find(needle)
+            if at >= 0:
+                return False, f"found {show(value)} in {show(_snippet(haystack, at, len(needle)))}"
+        if len(values) == 1:
+            return True, f"{show(values[0])} not found"
+        return True, f"none of {show(values)} found"
+
+    return _run(spec, subject, "not_contains", test)
+
+
+# --- regex ------------------------------------------------------------------------
+
+
+def _regex_spec(raw: Any) -> dict[str, Any]:
+    return dict(raw) if isinstance(raw, Mapping) else {"pattern": raw}
+
+
+def _compile(spec: dict[str, Any]) -> re.Pattern[str]:
+    flags = 0
+    for flag in spec.get("flags", []):
+        flags |= _FLAGS[flag]
+    return re.compile(spec["pattern"], flags)
+
+
+def _cut_pattern(pattern: str) -> str:
+    return pattern if len(pattern) <= LABEL_LIMIT else pattern[:LABEL_LIMIT] + "…"
+
+
+def _regex_label(raw: Any) -> str:
+    spec = _regex_spec(raw)
+    return f"regex /{_cut_pattern(spec['pattern'])}/{''.join(spec.get('flags', []))}{_at(spec)}"
+
+
+def _regex_lint(raw: Any) -> list[str]:
+    try:
+        _compile(_regex_spec(raw))
+    except re.error as exc:
+        return [f"invalid regex {show(_regex_spec(raw)['pattern'])}: {exc}"]
+    return []
+
+
+def _check_regex(raw: Any, subject: Subject) -> Result:
+    """``re.search`` on the raw text, with the ``i``/``m``/``s`` flags of the spec."""
+    spec = _regex_spec(raw)
+    compiled = _compile(spec)
+
+    def test(text: str) -> tuple[bool, str]:
+        match = compiled.search(text)
+        if match is None:
+            return False, f"no match for /{_cut_pattern(spec['pattern'])}/ in {show(text)}"
+        return True, f"matched {show(match.group())}"
+
+    return _run(spec, subject, "regex", test)
+
+
+# --- max_chars --------------------------------------------------------------------
+
+
+def _max_chars_label(raw: Any) -> str:
+    spec = _opts(raw)
+    return f"max_chars {spec['value']}{_at(spec)}"
+
+
+def _check_max_chars(raw: Any, subject: Subject) -> Result:
+    """At most ``value`` code points: a length budget (SMS, UI cards...)."""
+    spec = _opts(raw)
+    limit = int(spec["value"])
+
+    def test(text: str) -> tuple[bool, str]:
+        if len(text) <= limit:
+            return True, f"{len(text)} characters <= {limit}"
+        return False, f"expected at most {limit} characters, found {len(text)}: {show(text)}"
+
+    return _run(spec, subject, "max_chars", test)
+
+
+def _path_lint(raw: Any) -> list[str]:
+    if isinstance(raw, Mapping) and isinstance(raw.get("path"), str):
+        try:
+            jsonpath.parse(raw["path"])
+        except ValueError as exc:
+            return [str(exc)]
+    return []
+
+
+def _regex_problems(raw: Any) -> list[str]:
+    return _path_lint(raw) + _regex_lint(raw)
+
+
+KINDS: dict[str, Kind] = {
+    "equals": Kind(_check_equals, _equals_label, _path_lint),
+    "contains": Kind(_check_contains, _contains_label, _path_lint),
+    "not_contains": Kind(_check_not_contains, _not_contains_label, _path_lint),
+    "regex": Kind(_check_regex, _regex_label, _regex_problems),
+    "max_chars": Kind(_check_max_chars, _max_chars_label, _path_lint),
+}
