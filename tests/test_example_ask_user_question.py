@@ -1,0 +1,62 @@
+"""The ask-user-question example: green offline, and its assertions reject wrong answers.
+
+Wrong answers live in tests/fixtures/, never in the committed example, so the
+committed cache only ever holds what a good model would say.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import yaml
+
+from conftest import REPO_ROOT, Project
+
+AGENT = "ask-user-question"
+WRONG = REPO_ROOT / "tests/fixtures/ask-user-question-wrong-answers.yaml"
+
+
+def test_committed_example_is_green_offline_and_writes_nothing(project: Project) -> None:
+    shutil.copytree(REPO_ROOT / "eval-datasets", project.datasets)
+    shutil.copytree(REPO_ROOT / "eval-cache", project.cache)
+    before = project.cache_digest()
+    outcome = project.run("run", "--agent", AGENT)
+    assert outcome.code == 0, outcome.out
+    assert project.cache_digest() == before
+    records = project.records()
+    assert records and all(r["cache_hit"] for r in records)
+    types = {r["type"] for r in records}
+    assert {"positive", "edge", "format", "boundary", "negative", "adversarial"} <= types
+    for kind in types:
+        assert sum(r["type"] == kind for r in records) >= 4, kind
+    assert len({r["tenant"] for r in records}) >= 2
+
+
+def test_every_example_scenario_checks_decision_and_contract() -> None:
+    for path in sorted((REPO_ROOT / "eval-datasets" / AGENT).glob("*/*.yaml")):
+        if path.name == "tenant.yaml":
+            continue
+        expect = yaml.safe_load(path.read_text(encoding="utf-8"))["expect"]
+        kinds = [next(k for k in item if k != "name") for item in expect]
+        assert any(k == "json_path" and item["json_path"].get("path") == "decision"
+                   for k, item in zip(kinds, expect, strict=True)), path.name
+        assert "json_schema" in kinds, path.name
+
+
+def test_example_assertions_reject_deliberately_wrong_answers(project: Project, tmp_path: Path) -> None:
+    shutil.copytree(REPO_ROOT / "eval-datasets" / AGENT, project.datasets / AGENT)
+    cases = yaml.safe_load(WRONG.read_text(encoding="utf-8"))
+    script = {local_id: case["answer"] for local_id, case in cases.items()}
+    (project.datasets / AGENT / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
+    for local_id in cases:
+        project.record("--scenario", f"{AGENT}/{local_id}")
+    outcome = project.run("run", *[a for i in cases for a in ("--scenario", f"{AGENT}/{i}")])
+    assert outcome.code == 1
+    latest = {r["scenario"]: r for r in project.records()}  # later runs overwrite earlier ones
+    for local_id, case in cases.items():
+        record = latest[f"{AGENT}/{local_id}"]
+        assert record["status"] == "rejected", local_id
+        rejected = {v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"}
+        missing = set(case["rejected"]) - rejected
+        assert not missing, f"{local_id}: these assertions let a wrong answer through: {missing}"
