@@ -42,6 +42,66 @@ class RunOptions:
     """Answer refresh calls from each agent's script file instead of the real provider."""
 
 
+class EvalSession:
+    """One run, step by step: the CLI loops over it, the pytest plugin runs one item at a time.
+
+    Construction loads and validates everything and raises
+    :class:`~harness.errors.DatasetError` or :class:`~harness.errors.ConfigError`
+    (exit 2) before any call is made.
+    """
+
+    def __init__(
+        self,
+        config: HarnessConfig,
+        options: RunOptions | None = None,
+        *,
+        dataset: Dataset | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        run_id: str | None = None,
+    ) -> None:
+        self.config = config
+        self.options = options or RunOptions()
+        self.dataset = dataset or load_dataset(config)
+        self.scenarios = self.options.selection.apply(self.dataset.scenarios)
+        _check_iteration_override(config, self.scenarios, self.options.iterations)
+        self.clock = clock
+        self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
+        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock)
+        self.summary = RunSummary(run_id=run_id or new_run_id(datetime.now(UTC)),
+                                  started=clock(), results_dir=config.results)
+        self._writer = ResultWriter(config.results, self.summary.run_id)
+        self.summary.results_dir = self._writer.run_dir
+        if self.options.mode == "offline":
+            stamp = check_stamp(config.cache)
+            self.summary.stamp_problem = "" if stamp.ok else str(stamp)
+
+    def iterations_of(self, scenario: Scenario) -> int:
+        """How many iterations a scenario runs (the override, else its own count)."""
+        return self.options.iterations or scenario.iterations
+
+    def plan(self) -> list[tuple[Scenario, int]]:
+        """Every selected (scenario, iteration) pair, in dataset order."""
+        return [(s, i) for s in self.scenarios for i in range(self.iterations_of(s))]
+
+    def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
+        """Run, assert and record one scenario iteration."""
+        agent = self.dataset.agents[scenario.agent]
+        request = self.dataset.request_for(scenario)
+        client = self._clients.for_agent(agent).bind(scenario.id, iteration)
+        result = _run_iteration(agent, scenario, iteration, request, client, request_digest(request))
+        self._writer.write(result)
+        self.summary.results.append(result)
+        return result
+
+    def finish(self) -> RunSummary:
+        """Update the stamp after a recording run, write run.json, return the summary."""
+        if self.options.mode != "offline" and self._clients.wrote_entries:
+            write_stamp(self.config.cache, ttl_days=self.config.ttl_days, now=self.clock())
+        self.summary.finished = self.clock()
+        self._writer.finish(self.summary, _selection_record(self.options))
+        return self.summary
+
+
 def run_evals(
     config: HarnessConfig,
     options: RunOptions | None = None,
@@ -50,41 +110,13 @@ def run_evals(
     on_result: Callable[[IterationResult], None] | None = None,
     clock: Callable[[], datetime] = utc_now,
 ) -> RunSummary:
-    """Run the selected scenarios and return the summary; records go to ``config.results``.
-
-    Raises :class:`~harness.errors.DatasetError` or :class:`~harness.errors.ConfigError`
-    (exit 2) before any call when the datasets or options are invalid.
-    """
-    options = options or RunOptions()
-    dataset = dataset or load_dataset(config)
-    scenarios = options.selection.apply(dataset.scenarios)
-    _check_iteration_override(config, scenarios, options.iterations)
-    store = CacheStore(config.cache, ttl_days=config.ttl_days)
-    clients = _ClientFactory(config, dataset, store, options, clock)
-    started = clock()
-    run_id = new_run_id(datetime.now(UTC))
-    summary = RunSummary(run_id=run_id, started=started, results_dir=config.results)
-    writer = ResultWriter(config.results, summary.run_id)
-    summary.results_dir = writer.run_dir
-    if options.mode == "offline":
-        stamp = check_stamp(config.cache)
-        summary.stamp_problem = "" if stamp.ok else str(stamp)
-    for scenario in scenarios:
-        agent = dataset.agents[scenario.agent]
-        request = dataset.request_for(scenario)
-        digest = request_digest(request)
-        for iteration in range(options.iterations or scenario.iterations):
-            client = clients.for_agent(agent).bind(scenario.id, iteration)
-            result = _run_iteration(agent, scenario, iteration, request, client, digest)
-            writer.write(result)
-            summary.results.append(result)
-            if on_result is not None:
-                on_result(result)
-    if options.mode != "offline" and clients.wrote_entries:
-        write_stamp(config.cache, ttl_days=config.ttl_days, now=clock())
-    summary.finished = clock()
-    writer.finish(summary, _selection_record(options))
-    return summary
+    """Run the selected scenarios and return the summary; records go to ``config.results``."""
+    session = EvalSession(config, options, dataset=dataset, clock=clock)
+    for scenario, iteration in session.plan():
+        result = session.run_one(scenario, iteration)
+        if on_result is not None:
+            on_result(result)
+    return session.finish()
 
 
 def _run_iteration(

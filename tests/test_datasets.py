@@ -170,3 +170,20 @@ def test_bad_regex_and_bad_json_path_are_caught_at_load(project: Project) -> Non
                                                      {"json_path": {"path": "a..b", "exists": True}}])
     problems = "\n".join(_problems(project))
     assert "greeting.yaml: expect[0]:" in problems and "greeting.yaml: expect[1]:" in problems
+
+
+def test_absolute_prompt_path_is_refused(project: Project) -> None:
+    project.agent(system_prompt="/etc/hostname")
+    project.scenario("helper/acme/greeting")
+    assert any("points outside the project" in p for p in _problems(project))
+
+
+def test_prompt_checked_out_with_crlf_gives_the_same_request(project: Project) -> None:
+    project.agent()
+    project.scenario("helper/acme/greeting")
+    prompt = project.datasets / "helper/system.md"
+    prompt.write_bytes(b"Line one for {{tenant}}.\nLine two.\n")
+    lf = load_dataset(load_config(project.root))
+    prompt.write_bytes(b"Line one for {{tenant}}.\r\nLine two.\r\n")
+    crlf = load_dataset(load_config(project.root))
+    assert lf.request_for(lf.scenarios[0]) == crlf.request_for(crlf.scenarios[0])
