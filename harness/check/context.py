@@ -1,0 +1,77 @@
+"""What every guard observes, gathered once: configuration, datasets, the file trees, git.
+
+Guards are pure functions of a :class:`CheckContext`, so each can be tested
+alone and all of them see the same snapshot of the project.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from harness.cache.store import utc_now
+from harness.check.entries import CacheTree, scan_tree
+from harness.check.gitrepo import GitRepo, find_repo
+from harness.config import HarnessConfig
+from harness.datasets import Dataset, Selection, load_dataset
+from harness.errors import DatasetError, Problem
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """One snapshot of the project, read-only."""
+
+    config: HarnessConfig
+    selection: Selection
+    dataset: Dataset | None
+    """``None`` when the datasets do not load; ``dataset_problems`` says why."""
+    dataset_problems: tuple[Problem, ...]
+    tree: CacheTree
+    cache_files: tuple[Path, ...]
+    dataset_files: tuple[Path, ...]
+    repo: GitRepo | None
+    since: str | None
+    now: datetime
+
+    def rel(self, path: Path) -> str:
+        """``path`` relative to the project root, ``/``-separated."""
+        return self.config.relative(path)
+
+    @property
+    def cache_rel(self) -> str:
+        return self.rel(self.config.cache)
+
+    @property
+    def datasets_rel(self) -> str:
+        return self.rel(self.config.datasets)
+
+
+def build_context(config: HarnessConfig, selection: Selection, since: str | None = None,
+                  now: datetime | None = None) -> CheckContext:
+    """Load the datasets (keeping their problems instead of raising), survey the trees, find git."""
+    dataset: Dataset | None = None
+    problems: tuple[Problem, ...] = ()
+    try:
+        dataset = load_dataset(config)
+    except DatasetError as exc:
+        problems = tuple(exc.problems)
+    return CheckContext(
+        config=config,
+        selection=selection,
+        dataset=dataset,
+        dataset_problems=problems,
+        tree=scan_tree(config.cache),
+        cache_files=files_under(config.cache),
+        dataset_files=files_under(config.datasets),
+        repo=find_repo(config.root),
+        since=since,
+        now=now or utc_now(),
+    )
+
+
+def files_under(folder: Path) -> tuple[Path, ...]:
+    """Every file below ``folder`` (hidden ones too: git would commit them), sorted."""
+    if not folder.is_dir():
+        return ()
+    return tuple(sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()))
