@@ -1,0 +1,23 @@
+"""What makes a paid refresh safe: the crash-safe journal, the cross-process rate limit, progress.
+
+All state lives under ``<results>/.refresh/`` (git-ignored with the results,
+never inside the committed cache): ``journal/`` and ``ratelimit/`` are
+diskcache folders that several processes (pytest-xdist workers, two terminals)
+share safely.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REFRESH_DIR = ".refresh"
+
+
+def journal_dir(results_root: Path) -> Path:
+    """The journal folder of a project."""
+    return results_root / REFRESH_DIR / "journal"
+
+
+def ratelimit_dir(results_root: Path) -> Path:
+    """The shared rate-limit folder of a project."""
+    return results_root / REFRESH_DIR / "ratelimit"
