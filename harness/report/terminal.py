@@ -1,57 +1,155 @@
-"""The terminal summary of a run: one table by agent, tenant and test type, then failures."""
+"""The terminal summary of a run: the blocking line, one table by agent, tenant and test type,
+metrics against their targets, judge means (reported only), then failures, blocking ones first."""
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from typing import Any
 
 from tabulate import tabulate
 
-from harness.results import IterationResult, RunSummary
+from harness.report.model import (
+    COLUMNS,
+    Row,
+    RunView,
+    blocking_line,
+    is_blocking,
+    judge_table,
+    judge_warnings,
+    metric_rows,
+    rows,
+    view_of_summary,
+)
+from harness.results import IterationResult, RunSummary, record_of
 
-_COLUMNS = ("passed", "rejected", "missed", "expired", "corrupt", "unchecked", "error")
+#: Judge warnings listed in full before the rest is counted.
+_WARNINGS_SHOWN = 10
 
 
 def summary_table(results: list[IterationResult]) -> str:
     """Counts per agent x tenant x test type, with a total row."""
-    groups: defaultdict[tuple[str, str, str], Counter[str]] = defaultdict(Counter)
-    for result in results:
-        s = result.scenario
-        groups[(s.agent, s.tenant, s.type)][result.status] += 1
-    rows = []
-    total: Counter[str] = Counter()
-    for (agent, tenant, kind), counts in sorted(groups.items()):
-        total.update(counts)
-        rows.append([agent, tenant, kind, *_cells(counts)])
-    rows.append(["total", "", "", *_cells(total)])
-    headers = ["agent", "tenant", "type", "iterations", *_COLUMNS, "pass rate"]
-    return tabulate(rows, headers=headers, tablefmt="simple")
+    return coverage_table([record_of(r) for r in results])
 
 
-def _cells(counts: Counter[str]) -> list[object]:
-    iterations = sum(counts.values())
-    rate = f"{counts['passed'] / iterations:.0%}" if iterations else "-"
-    return [iterations, *(counts[c] or "" for c in _COLUMNS), rate]
+def coverage_table(records: list[dict[str, Any]], tablefmt: str = "simple") -> str:
+    """Scenarios, iterations and outcomes per agent x tenant x test type, with a total row."""
+    table, total = rows(records)
+    body = [[*row.key, *_cells(row)] for row in [*table, total]]
+    headers = ["agent", "tenant", "type", "scenarios", "iterations", *COLUMNS, "pass rate"]
+    return tabulate(body, headers=headers, tablefmt=tablefmt)
 
 
-def render_summary(summary: RunSummary, *, quiet: bool = False) -> str:
-    """The whole terminal report: stamp problem, table, failures, verdict line."""
+def _cells(row: Row) -> list[object]:
+    rate = f"{row.pass_rate:.0%}" if row.pass_rate is not None else "-"
+    return [row.scenarios, row.iterations, *(row.counts[c] or "" for c in COLUMNS), rate]
+
+
+def metrics_table(view: RunView, tablefmt: str = "simple") -> str:
+    """Declared metrics against their targets (empty when the agents declare none)."""
+    metrics = metric_rows(view)
+    if not metrics:
+        return ""
+    body = [[m["agent"], m["name"], m.get("value"),
+             f"{m['numerator']}/{m['denominator']}", target_text(m),
+             "yes" if m.get("gate") else "no", status_text(m)] for m in metrics]
+    headers = ["agent", "metric", "value", "n", "target", "gate", "status"]
+    return tabulate(body, headers=headers, tablefmt=tablefmt, floatfmt=".2f", missingval="n/a")
+
+
+def judges_table(view: RunView, tablefmt: str = "simple") -> str:
+    """Mean judge score per agent x tenant x type (empty when no scenario has judges)."""
+    names, table = judge_table(view.records)
+    if not names:
+        return ""
+    return tabulate(table, headers=["agent", "tenant", "type", *names], tablefmt=tablefmt,
+                    floatfmt=".2f", missingval="-")
+
+
+def format_value(value: Any) -> str:
+    return "n/a" if value is None else f"{float(value):.2f}"
+
+
+def target_text(metric: dict[str, Any]) -> str:
+    sign = "<=" if metric.get("better") == "lower" else ">="
+    return f"{sign} {float(metric['target']):.2f}"
+
+
+def status_text(metric: dict[str, Any]) -> str:
+    status = str(metric.get("status"))
+    if status == "missed" and metric.get("gate"):
+        return "MISSED (fails the run)"
+    if status == "missed":
+        return "missed (not gated)"
+    return status
+
+
+def failure_text(result: IterationResult) -> str:
+    """How one failed iteration reads, in the CLI and in a pytest failure alike."""
+    header = (f"[{result.status}] {result.scenario.id} iteration {result.iteration}"
+              f" ({result.scenario.type})")
+    return header + "\n  " + result.message.replace("\n", "\n  ")
+
+
+def render_summary(summary: RunSummary, *, quiet: bool = False, failures: bool = True) -> str:
+    """The whole terminal report of a run that just finished."""
+    view = view_of_summary(summary)
+    by_id = {(r.scenario.id, r.iteration): r for r in summary.results}
+    text = render_view(view, quiet=quiet, failures=failures, by_id=by_id)
+    return f"{text}; records in {summary.results_dir}"
+
+
+def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
+                by_id: dict[tuple[str, int], IterationResult] | None = None) -> str:
+    """Stamp problem, blocking line, tables, judge warnings, failures, verdict line."""
     parts: list[str] = []
-    if summary.stamp_problem:
-        parts.append(summary.stamp_problem)
-    if not summary.results:
+    if view.run.get("stamp_problem"):
+        parts.append(str(view.run["stamp_problem"]))
+    blocked = blocking_line(view)
+    if blocked:
+        parts.append(blocked)
+    records = view.records
+    if not records:
         parts.append("no scenario selected: nothing was evaluated (check the filters)")
     elif not quiet:
-        parts.append(summary_table(summary.results))
-    failures = summary.failures
-    if failures:
-        parts.append(f"\n{len(failures)} failing iteration(s):")
-        for result in failures:
-            parts.append(f"\n[{result.status}] {result.scenario.id} iteration {result.iteration}"
-                         f" ({result.scenario.type})")
-            parts.append("  " + result.message.replace("\n", "\n  "))
-    counts = summary.counts
-    verdict = "PASSED" if summary.exit_code == 0 else "FAILED"
-    parts.append(
-        f"\n{verdict}: {counts['passed']} passed, {len(failures)} failed of "
-        f"{len(summary.results)} iteration(s); records in {summary.results_dir}")
+        parts.append(coverage_table(records))
+        for title, table in (("metrics (deterministic; a gated miss fails the run)",
+                              metrics_table(view)),
+                             ("judge scores, mean 1-5 (reported only, never gating)",
+                              judges_table(view))):
+            if table:
+                parts.append(f"\n{title}:\n{table}")
+    missed = [m for m in metric_rows(view) if m.get("gate") and m.get("status") == "missed"]
+    for metric in missed:
+        parts.append(f"\ngated metric {metric['agent']}/{metric['name']} = "
+                     f"{format_value(metric.get('value'))} missed its target "
+                     f"{target_text(metric)}: the run fails")
+    warnings = judge_warnings(records)
+    if warnings:
+        parts.append(f"\n{len(warnings)} judge score(s) not evaluated (the gate is unaffected)"
+                     + (":" if not quiet else "; see the records"))
+        shown = [] if quiet else warnings[:_WARNINGS_SHOWN]
+        parts.extend("  " + w.splitlines()[0] for w in shown)
+        if len(warnings) > len(shown) and shown:
+            parts.append(f"  ... and {len(warnings) - len(shown)} more in the records")
+    bad = [r for r in records if r.get("status") != "passed"]
+    if bad and failures:
+        ordered = [r for r in bad if is_blocking(r)] + [r for r in bad if not is_blocking(r)]
+        parts.append(f"\n{len(bad)} failing iteration(s):")
+        for record in ordered:
+            result = (by_id or {}).get((record["scenario"], record["iteration"]))
+            text = failure_text(result) if result is not None else _record_failure(record)
+            parts.append("\n" + ("BLOCKING " if is_blocking(record) else "") + text)
+    parts.append("\n" + verdict_text(view))
     return "\n".join(parts)
+
+
+def verdict_text(view: RunView) -> str:
+    """``PASSED``/``FAILED`` with the totals."""
+    records = view.records
+    failed = sum(r.get("status") != "passed" for r in records)
+    word = "PASSED" if view.run.get("exit_code", 1) == 0 else "FAILED"
+    return f"{word}: {len(records) - failed} passed, {failed} failed of {len(records)} iteration(s)"
+
+
+def _record_failure(record: dict[str, Any]) -> str:
+    header = f"[{record['status']}] {record['scenario']} iteration {record['iteration']} ({record['type']})"
+    return header + "\n  " + str(record.get("message", "")).replace("\n", "\n  ")

@@ -1,0 +1,348 @@
+"""The CSS and JavaScript inlined into the HTML report (no CDN, no network, one file).
+
+The script renders everything from the JSON embedded in the page with DOM
+calls and ``textContent`` only, so no content from a model, a scenario or a
+prompt is ever parsed as HTML. It writes the counts it computed into elements
+with ids (``count-iterations``, ``count-passed``...), sets
+``data-rendered="ok"`` on ``<body>`` when done, and reports any script error
+into ``#errors``: the browser test reads all three.
+"""
+
+from __future__ import annotations
+
+CSS = """
+:root { --ok: #1a7f37; --bad: #cf222e; --warn: #9a6700; --muted: #57606a; --line: #d0d7de;
+        --bg: #ffffff; --panel: #f6f8fa; --accent: #0969da; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 0;
+       color: #1f2328; background: var(--bg); }
+header { padding: 16px 24px; border-bottom: 1px solid var(--line); background: var(--panel); }
+header h1 { margin: 0 0 4px; font-size: 20px; }
+main { padding: 8px 24px 32px; max-width: 1400px; }
+section { margin-top: 20px; }
+h2 { font-size: 16px; margin: 0 0 8px; }
+.muted { color: var(--muted); }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; margin-top: 16px; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; min-width: 120px; }
+.card .n { font-size: 22px; font-weight: 600; display: block; }
+.card.bad .n { color: var(--bad); } .card.ok .n { color: var(--ok); }
+.banner { margin-top: 16px; padding: 10px 14px; border-radius: 6px; font-weight: 600;
+          border: 1px solid var(--bad); color: var(--bad); background: #ffebe9; }
+.banner.pass { border-color: var(--ok); color: var(--ok); background: #dafbe1; }
+table { border-collapse: collapse; width: 100%; }
+th, td { border-bottom: 1px solid var(--line); padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: var(--panel); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+.badge { display: inline-block; padding: 0 6px; border-radius: 10px; font-size: 12px;
+         font-weight: 600; color: #fff; background: var(--muted); }
+.badge.passed, .badge.pass, .badge.met { background: var(--ok); }
+.badge.rejected, .badge.reject, .badge.missed, .badge.expired, .badge.corrupt, .badge.error,
+.badge.unchecked { background: var(--bad); }
+.badge.not_evaluated, .badge.inconclusive, .badge.not_applicable { background: var(--warn); }
+.grid { display: grid; grid-template-columns: minmax(360px, 1.1fr) minmax(360px, 1fr); gap: 16px; }
+.charts { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
+.panel { border: 1px solid var(--line); border-radius: 6px; padding: 10px 12px; overflow: auto; }
+#scenario-table tr { cursor: pointer; } #scenario-table tr.selected td { background: #ddf4ff; }
+#scenario-table tbody tr:hover td { background: #f3f8ff; }
+.msg { border-left: 3px solid var(--line); margin: 8px 0; padding: 2px 10px; }
+.msg.user { border-color: var(--accent); } .msg.assistant { border-color: var(--ok); }
+.msg.system { border-color: var(--warn); } .msg.tool { border-color: var(--muted); }
+.msg .role { font-size: 12px; font-weight: 600; text-transform: uppercase; color: var(--muted); }
+pre { white-space: pre-wrap; word-break: break-word; margin: 4px 0; font: 12px/1.4 ui-monospace,
+      SFMono-Regular, Menlo, Consolas, monospace; }
+.filters { display: flex; gap: 8px; margin-bottom: 8px; }
+.filters input { flex: 1; padding: 3px 6px; }
+#errors { color: var(--bad); border: 1px solid var(--bad); padding: 8px; }
+svg text { font: 11px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; fill: #1f2328; }
+@media (max-width: 900px) { .grid, .charts { grid-template-columns: 1fr; } }
+"""
+
+#: Installed before anything else runs, so even a parse error of the main script shows up.
+ERROR_HOOK = """
+window.__reportErrors = [];
+window.onerror = function (message, source, line) {
+  window.__reportErrors.push(String(message) + " (line " + line + ")");
+  var box = document.getElementById("errors");
+  if (box) { box.hidden = false; box.textContent = window.__reportErrors.join("\\n"); }
+  return false;
+};
+"""
+
+SCRIPT = """
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var COLORS = ["#0969da", "#8250df", "#bf3989", "#1a7f37", "#9a6700", "#cf222e", "#57606a"];
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var records = data.records;
+
+  function el(tag, attrs, children) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    (children || []).forEach(function (c) {
+      var text = typeof c === "string" || typeof c === "number";
+      node.appendChild(text ? document.createTextNode(String(c)) : c);
+    });
+    return node;
+  }
+  function svg(tag, attrs, text) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) { node.textContent = String(text); }
+    return node;
+  }
+  function set(id, value) { document.getElementById(id).textContent = String(value); }
+  function pct(x) { return x === null || x === undefined ? "-" : Math.round(x * 100) + "%"; }
+  function fmt(x) { return x === null || x === undefined ? "n/a" : Number(x).toFixed(2); }
+  function show(value) { return value === null || value === undefined ? "-" : String(value); }
+  function badge(text, kind) { return el("span", {"class": "badge " + (kind || text)}, [String(text)]); }
+  function table(target, headers, rows, numeric) {
+    var node = document.getElementById(target);
+    var head = el("tr", {}, headers.map(function (h, i) {
+      return el("th", numeric && numeric[i] ? {"class": "num"} : {}, [h]);
+    }));
+    node.appendChild(el("thead", {}, [head]));
+    var body = el("tbody");
+    rows.forEach(function (row) {
+      body.appendChild(el("tr", {}, row.map(function (cell, i) {
+        return el("td", numeric && numeric[i] ? {"class": "num"} : {}, [cell]);
+      })));
+    });
+    node.appendChild(body);
+  }
+  function isBlocking(r) {
+    return r.status === "rejected" && (r.type === "negative" || r.type === "adversarial");
+  }
+  function caption(target, text) {
+    document.getElementById(target).appendChild(el("caption", {"class": "muted"}, [text]));
+  }
+  function headRow(names) {
+    return el("thead", {}, [el("tr", {}, names.map(function (h) { return el("th", {}, [h]); }))]);
+  }
+
+  // -- counts, computed here from the records --------------------------------------------
+  var passed = records.filter(function (r) { return r.status === "passed"; }).length;
+  var blocking = records.filter(isBlocking);
+  var scenarios = {};
+  records.forEach(function (r) { scenarios[r.scenario] = true; });
+  set("count-iterations", records.length);
+  set("count-scenarios", Object.keys(scenarios).length);
+  set("count-passed", passed);
+  set("count-failed", records.length - passed);
+  set("count-blocking", blocking.length);
+  set("pass-rate", records.length ? pct(passed / records.length) : "-");
+  ["count-failed", "count-blocking"].forEach(function (id) {
+    var card = document.getElementById(id).parentNode;
+    card.className = document.getElementById(id).textContent === "0" ? "card ok" : "card bad";
+  });
+  var verdict = document.getElementById("verdict");
+  verdict.textContent = (data.run.exit_code === 0 ? "PASSED" : "FAILED") + ": " + passed + " passed, " +
+    (records.length - passed) + " failed of " + records.length + " iteration(s)";
+  verdict.className = "banner " + (data.run.exit_code === 0 ? "pass" : "");
+  if (data.run.stamp_problem) {
+    var stamp = document.getElementById("stamp-problem");
+    stamp.hidden = false;
+    stamp.textContent = data.run.stamp_problem;
+  }
+  if (data.blocking_line) {
+    var line = document.getElementById("blocking-line");
+    line.hidden = false;
+    line.textContent = data.blocking_line;
+  }
+
+  // -- pass rate by test type (bars) ------------------------------------------------------
+  var types = {};
+  records.forEach(function (r) {
+    var t = types[r.type] || (types[r.type] = {passed: 0, total: 0});
+    t.total += 1;
+    if (r.status === "passed") { t.passed += 1; }
+  });
+  var names = Object.keys(types).sort();
+  var chart = document.getElementById("chart-types");
+  var width = 460, barH = 22, left = 110, top = 6;
+  var box = svg("svg", {width: width, height: top * 2 + names.length * (barH + 8),
+                        role: "img", "aria-label": "pass rate by test type"});
+  names.forEach(function (name, i) {
+    var t = types[name], rate = t.total ? t.passed / t.total : 0, y = top + i * (barH + 8);
+    var span = width - left - 120;
+    box.appendChild(svg("text", {x: left - 6, y: y + 15, "text-anchor": "end"}, name));
+    box.appendChild(svg("rect", {x: left, y: y, width: span, height: barH, fill: "#eaeef2", rx: 3}));
+    box.appendChild(svg("rect", {x: left, y: y, width: Math.max(0, span * rate), height: barH, rx: 3,
+                                 fill: rate === 1 ? "#1a7f37" : (rate >= 0.8 ? "#9a6700" : "#cf222e"),
+                                 id: "bar-" + name, "data-passed": t.passed, "data-total": t.total}));
+    var label = t.passed + "/" + t.total + " (" + pct(rate) + ")";
+    box.appendChild(svg("text", {x: left + span + 6, y: y + 15}, label));
+  });
+  chart.appendChild(box);
+
+  // -- tables ---------------------------------------------------------------------------
+  var cols = ["passed", "rejected", "not_evaluated", "missed", "error"];
+  table("table-coverage",
+        ["agent", "tenant", "type", "scenarios", "iterations", "passed", "rejected", "not evaluated",
+         "missed", "error", "pass rate"],
+        data.coverage.concat([data.total]).map(function (row) {
+          return [row.agent, row.tenant, row.type, row.scenarios, row.iterations]
+            .concat(cols.map(function (c) { return row[c] || ""; })).concat([pct(row.pass_rate)]);
+        }), [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+  if (data.metrics.length) {
+    table("table-metrics", ["agent", "metric", "value", "n", "target", "gate", "status", "description"],
+          data.metrics.map(function (m) {
+            return [m.agent, m.name, fmt(m.value), m.numerator + "/" + m.denominator,
+                    (m.better === "lower" ? "<= " : ">= ") + fmt(m.target), m.gate ? "yes" : "no",
+                    badge(m.status), m.description || ""];
+          }), [0, 0, 1, 1, 1, 0, 0, 0]);
+  } else {
+    caption("table-metrics", "no metric declared");
+  }
+  var judgeNames = data.judge_groups.names;
+  if (judgeNames.length) {
+    table("table-judges", ["agent", "tenant", "type"].concat(judgeNames),
+          data.judge_groups.rows.map(function (row) {
+            return row.slice(0, 3).concat(row.slice(3).map(fmt));
+          }), [0, 0, 0].concat(judgeNames.map(function () { return 1; })));
+  } else {
+    caption("table-judges", "no judge declared");
+  }
+
+  // -- judge score trend over the last runs ---------------------------------------------
+  var trend = data.trend;
+  var series = {};
+  trend.forEach(function (run) {
+    Object.keys(run.judges || {}).forEach(function (name) { series[name] = true; });
+  });
+  var judges = Object.keys(series).sort();
+  var tbox = document.getElementById("chart-trend");
+  if (!judges.length) {
+    tbox.appendChild(el("p", {"class": "muted"}, ["no judge scores in the last runs"]));
+  } else {
+    var W = 520, H = 236, L = 34, R = 110, T = 10, B = 46;
+    var plot = svg("svg", {width: W, height: H, role: "img", "aria-label": "judge score trend"});
+    var step = trend.length === 1 ? 0 : (W - L - R) / (trend.length - 1);
+    var x = function (i) { return trend.length === 1 ? L + (W - L - R) / 2 : L + i * step; };
+    var y = function (v) { return T + (5 - v) * (H - T - B) / 4; };
+    for (var s = 1; s <= 5; s++) {
+      plot.appendChild(svg("line", {x1: L, x2: W - R, y1: y(s), y2: y(s), stroke: "#eaeef2"}));
+      plot.appendChild(svg("text", {x: L - 8, y: y(s) + 4, "text-anchor": "end"}, s));
+    }
+    var every = Math.max(1, Math.ceil(trend.length * 64 / (W - L - R)));  // labels 64px apart
+    trend.forEach(function (run, i) {
+      var last = trend.length - 1;
+      if (i !== last && (i % every !== 0 || last - i < every)) { return; }
+      var when = String(run.started || "");
+      plot.appendChild(svg("text", {x: x(i), y: H - B + 20, "text-anchor": "middle"}, when.slice(5, 10)));
+      plot.appendChild(svg("text", {x: x(i), y: H - B + 33, "text-anchor": "middle"}, when.slice(11, 19)));
+    });
+    judges.forEach(function (name, j) {
+      var color = COLORS[j % COLORS.length], points = [];
+      trend.forEach(function (run, i) {
+        var v = (run.judges || {})[name];
+        if (v === null || v === undefined) { return; }
+        points.push(x(i) + "," + y(v));
+        var dot = svg("circle", {cx: x(i), cy: y(v), r: 3.5, fill: color});
+        dot.appendChild(svg("title", {}, name + " " + fmt(v) + " (" + run.run_id + ")"));
+        plot.appendChild(dot);
+      });
+      if (points.length > 1) {
+        plot.appendChild(svg("polyline", {points: points.join(" "), fill: "none", stroke: color,
+                                          "stroke-width": 2}));
+      }
+      plot.appendChild(svg("rect", {x: W - R + 12, y: T + j * 18, width: 10, height: 10, fill: color}));
+      plot.appendChild(svg("text", {x: W - R + 28, y: T + j * 18 + 9}, name));
+    });
+    tbox.appendChild(plot);
+  }
+
+  // -- scenarios and the transcript view ------------------------------------------------
+  var order = records.slice().sort(function (a, b) {
+    var ka = isBlocking(a) ? 0 : (a.status !== "passed" ? 1 : 2);
+    var kb = isBlocking(b) ? 0 : (b.status !== "passed" ? 1 : 2);
+    var byName = a.scenario < b.scenario ? -1 : (a.scenario > b.scenario ? 1 : 0);
+    return ka - kb || byName || a.iteration - b.iteration;
+  });
+  var tbody = el("tbody");
+  var listTable = document.getElementById("scenario-table");
+  listTable.appendChild(headRow(["status", "scenario", "type", "test id",
+                                 "decision (expected / actual)", "judges"]));
+  listTable.appendChild(tbody);
+  var rowsByIndex = [];
+  order.forEach(function (r, i) {
+    var scores = (r.judges || []).map(function (j) {
+      return j.score === null ? "-" : String(j.score);
+    }).join(" ");
+    var names = (r.judges || []).map(function (j) {
+      return j.name + " " + (j.score === null ? j.interpretation : j.score);
+    });
+    var row = el("tr", {"data-index": i, "data-status": r.status}, [
+      el("td", {}, [badge(r.status)]), el("td", {}, [r.scenario + "#" + r.iteration]), el("td", {}, [r.type]),
+      el("td", {}, [show(r.test_id)]),
+      el("td", {}, [show(r.expected_decision) + " / " + show(r.actual_decision)]),
+      el("td", {title: names.join(", ")}, [scores])]);
+    row.addEventListener("click", function () { select(i); });
+    tbody.appendChild(row);
+    rowsByIndex.push(row);
+  });
+  function applyFilter() {
+    var text = document.getElementById("filter-text").value.toLowerCase();
+    var which = document.getElementById("filter-status").value;
+    rowsByIndex.forEach(function (row, i) {
+      var r = order[i];
+      var haystack = (r.scenario + " " + r.type + " " + (r.test_id || "")).toLowerCase();
+      var status = which === "all" || (which === "failing" ? r.status !== "passed" : r.status === "passed");
+      var ok = status && (!text || haystack.indexOf(text) !== -1);
+      row.hidden = !ok;
+    });
+  }
+  document.getElementById("filter-text").addEventListener("input", applyFilter);
+  document.getElementById("filter-status").addEventListener("change", applyFilter);
+
+  function select(i) {
+    rowsByIndex.forEach(function (row, k) { row.className = k === i ? "selected" : ""; });
+    var r = order[i], view = document.getElementById("transcript");
+    while (view.firstChild) { view.removeChild(view.firstChild); }
+    view.appendChild(el("h2", {}, [r.scenario + " iteration " + r.iteration + " "]));
+    view.firstChild.appendChild(badge(r.status));
+    var env = r.environment || {};
+    view.appendChild(el("p", {"class": "muted"}, [
+      "test " + show(r.test_id) + " - type " + r.type + " - " + show(env.provider) + " / " + show(env.model) +
+      " - expected " + show(r.expected_decision) + ", actual " + show(r.actual_decision)]));
+    if (r.description) { view.appendChild(el("p", {}, [r.description])); }
+    if (r.message) { view.appendChild(el("pre", {"class": "panel"}, [r.message])); }
+    view.appendChild(el("h2", {}, ["Transcript"]));
+    (r.transcript || []).forEach(function (m) {
+      var content = m.content === null || m.content === undefined ? "" : String(m.content);
+      var parts = [el("div", {"class": "role"}, [m.role]), el("pre", {}, [content])];
+      (m.tool_calls || []).forEach(function (c) {
+        parts.push(el("pre", {}, ["-> " + c.name + " " + JSON.stringify(c.arguments)]));
+      });
+      view.appendChild(el("div", {"class": "msg " + m.role}, parts));
+    });
+    if (!(r.transcript || []).length) {
+      view.appendChild(el("p", {"class": "muted"}, ["no transcript recorded"]));
+    }
+    view.appendChild(el("h2", {}, ["Verdicts"]));
+    var vt = el("table", {}, [headRow(["outcome", "assertion", "reason"])]);
+    var vb = el("tbody");
+    (r.verdicts || []).forEach(function (v) {
+      vb.appendChild(el("tr", {}, [el("td", {}, [badge(v.outcome)]), el("td", {}, [v.assertion]),
+                                   el("td", {}, [v.reason])]));
+    });
+    vt.appendChild(vb);
+    view.appendChild(vt);
+    if ((r.judges || []).length) {
+      view.appendChild(el("h2", {}, ["Judge scores (reported only)"]));
+      var jt = el("table", {}, [headRow(["judge", "score", "interpretation", "reason"])]);
+      var jb = el("tbody");
+      r.judges.forEach(function (j) {
+        jb.appendChild(el("tr", {}, [el("td", {}, [j.name + " (" + j.provider + "/" + j.model + ")"]),
+                                     el("td", {"class": "num"}, [show(j.score)]),
+                                     el("td", {}, [badge(j.interpretation)]),
+                                     el("td", {}, [j.warning ? j.reason + " - " + j.warning : j.reason])]));
+      });
+      jt.appendChild(jb);
+      view.appendChild(jt);
+    }
+  }
+  if (order.length) { select(0); }
+  document.body.setAttribute("data-rendered", "ok");
+})();
+"""

@@ -1,0 +1,105 @@
+"""The JUnit XML report: one testcase per scenario x iteration, for CI test panels.
+
+``classname`` is ``<agent>.<tenant>`` and ``name`` is ``<scenario>[<iteration>]``;
+each testcase carries agent, tenant, type, test id and judge scores as
+properties. A reject or a scenario that checks nothing is a ``<failure>``; a
+miss, an expired or corrupt entry or an error is an ``<error>`` (the model was
+never asked). Declared metrics form one more suite, where only a gated metric
+that missed its target fails.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from typing import Any
+
+from harness.report.model import RunView, is_blocking
+
+_FAILURES = ("rejected", "unchecked")
+#: Characters XML 1.0 cannot carry at all, even escaped (model output may hold them).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _clean(value: object) -> str:
+    return _NOT_XML.sub("\ufffd", str(value))
+
+
+def render_junit(view: RunView) -> str:
+    """The report as a JUnit XML document."""
+    root = ET.Element("testsuites", name="harness evals")
+    by_agent: defaultdict[str, list[dict[str, Any]]] = defaultdict(list)
+    for record in view.records:
+        by_agent[str(record["agent"])].append(record)
+    for agent, records in sorted(by_agent.items()):
+        suite = _suite(root, agent, view)
+        for record in records:
+            _testcase(suite, record)
+        _count(suite)
+    metrics = view.run.get("metrics") or []
+    if metrics:
+        suite = _suite(root, "metrics", view)
+        for metric in metrics:
+            case = ET.SubElement(suite, "testcase", classname=f"{metric['agent']}.metrics",
+                                 name=str(metric["name"]), time="0")
+            _properties(case, {"value": metric.get("value"), "target": metric.get("target"),
+                               "better": metric.get("better"), "gate": metric.get("gate"),
+                               "status": metric.get("status")})
+            if metric.get("gate") and metric.get("status") == "missed":
+                ET.SubElement(case, "failure", type="metric-missed", message=(
+                    f"{metric['name']} = {metric.get('value')} missed its target "
+                    f"{'<=' if metric.get('better') == 'lower' else '>='} {metric.get('target')}"))
+        _count(suite)
+    _count(root)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def _suite(root: ET.Element, name: str, view: RunView) -> ET.Element:
+    suite = ET.SubElement(root, "testsuite", name=name,
+                          timestamp=str(view.run.get("started", "")).removesuffix("Z"))
+    _properties(suite, {"run_id": view.run_id})
+    return suite
+
+
+def _testcase(suite: ET.Element, record: dict[str, Any]) -> None:
+    case = ET.SubElement(suite, "testcase", classname=_clean(f"{record['agent']}.{record['tenant']}"),
+                         name=_clean(f"{record['name']}[{record['iteration']}]"),
+                         time=f"{float(record.get('latency_ms') or 0) / 1000:.3f}")
+    properties: dict[str, Any] = {
+        "agent": record["agent"], "tenant": record["tenant"], "type": record["type"],
+        "iteration": record["iteration"], "test_id": record.get("test_id"),
+        "expected_decision": record.get("expected_decision"),
+        "actual_decision": record.get("actual_decision"),
+    }
+    for judge in record.get("judges") or []:
+        score = judge.get("score")
+        properties[f"judge.{judge['name']}"] = (
+            f"{score} ({judge['interpretation']})" if score is not None else judge["interpretation"])
+    _properties(case, properties)
+    status = str(record["status"])
+    if status == "passed":
+        return
+    kind = "failure" if status in _FAILURES else "error"
+    prefix = "BLOCKING (negative/adversarial reject): " if is_blocking(record) else ""
+    message = str(record.get("message", "")).splitlines()[0] if record.get("message") else status
+    element = ET.SubElement(case, kind, type=status, message=_clean(prefix + message))
+    lines = [f"[{v['outcome']}] {v['assertion']}: {v['reason']}" for v in record.get("verdicts") or []]
+    element.text = _clean("\n".join(lines) if lines else record.get("message", ""))
+
+
+def _properties(parent: ET.Element, values: dict[str, Any]) -> None:
+    container = ET.SubElement(parent, "properties")
+    for name, value in values.items():
+        if value is not None:
+            ET.SubElement(container, "property", name=name, value=_clean(value))
+
+
+def _count(element: ET.Element) -> None:
+    cases = list(element.iter("testcase"))
+    element.set("tests", str(len(cases)))
+    element.set("failures", str(sum(c.find("failure") is not None for c in cases)))
+    element.set("errors", str(sum(c.find("error") is not None for c in cases)))
+    element.set("skipped", "0")
+    element.set("time", f"{sum(float(c.get('time') or 0) for c in cases):.3f}")

@@ -1,0 +1,99 @@
+"""Reading runs back from ``eval-results/``, ordered by the time they recorded.
+
+A run's order comes from ``started`` in its ``run.json``, never from folder
+times: a clone, a copy or an artifact download resets those. Ties (two runs in
+one second) fall back to the run id, which starts with the time in
+milliseconds. A folder without ``run.json`` is a run that never finished and
+is left out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.cache.store import parse_time
+from harness.errors import HarnessError
+from harness.report.model import RunView
+from harness.results import RESULTS_DIR, RUN_FILE
+
+#: How many runs a trend looks back over.
+TREND_RUNS = 10
+
+
+class RunNotFound(HarnessError):
+    """No finished run matches the id (or there is no run at all)."""
+
+    code = "eval-report-run-unknown"
+    exit_code = 2
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A finished run on disk."""
+
+    run_id: str
+    started: datetime
+    path: Path
+    data: dict[str, Any]
+
+
+def list_runs(results_root: Path) -> list[RunInfo]:
+    """Every finished run, oldest first by its recorded ``started`` timestamp."""
+    folder = results_root / RESULTS_DIR
+    runs = []
+    if folder.is_dir():
+        for run_dir in folder.iterdir():
+            info = _info(run_dir)
+            if info is not None:
+                runs.append(info)
+    return sorted(runs, key=lambda r: (r.started, r.run_id))
+
+
+def _info(run_dir: Path) -> RunInfo | None:
+    try:
+        data = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8"))
+        started = parse_time(str(data["started"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return RunInfo(str(data.get("run_id") or run_dir.name), started, run_dir, data)
+
+
+def find_run(runs: list[RunInfo], run_id: str | None) -> RunInfo:
+    """The run named ``run_id`` (exact, or a unique prefix); the latest when ``None``."""
+    if not runs:
+        raise RunNotFound("no finished run under eval-results/: run `python -m harness run` first")
+    if run_id is None or run_id == "latest":
+        return runs[-1]
+    exact = [r for r in runs if r.run_id == run_id or r.path.name == run_id]
+    matches = exact or [r for r in runs if r.run_id.startswith(run_id)]
+    if len(matches) == 1:
+        return matches[0]
+    recent = ", ".join(r.run_id for r in runs[-5:])
+    what = "matches several runs" if matches else "matches no finished run"
+    raise RunNotFound(f"run '{run_id}' {what}; the latest are: {recent}")
+
+
+def load_records(run_dir: Path) -> list[dict[str, Any]]:
+    """The iteration records of a run (``<agent>/<tenant>/<name>/<iteration>.json``)."""
+    records = []
+    for path in run_dir.glob("*/*/*/*.json"):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(record, dict) and "scenario" in record and "status" in record:
+            records.append(record)
+    return sorted(records, key=lambda r: (str(r["scenario"]), int(r.get("iteration", 0))))
+
+
+def load_run(results_root: Path, run_id: str | None = None, *, trend: int = TREND_RUNS) -> RunView:
+    """A run with its records and the ``run.json`` of up to ``trend`` runs ending with it."""
+    runs = list_runs(results_root)
+    info = find_run(runs, run_id)
+    index = runs.index(info)
+    history = [r.data for r in runs[max(0, index + 1 - trend):index + 1]]
+    return RunView(info.data, load_records(info.path), history)

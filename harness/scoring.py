@@ -1,0 +1,64 @@
+"""After the hard assertions: judge scores, decisions and metric samples of one iteration.
+
+Nothing here changes an iteration's status: judges are reported only (a judge
+that cannot answer is ``not_evaluated`` with a warning), the expected and actual
+decisions feed the per-test records, and metric samples are aggregated when the
+run finishes (:mod:`harness.metrics`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from harness.clients.caching import BoundClient
+from harness.entities import Agent, AgentOutput, JsonObject
+from harness.execution import parse_output
+from harness.judges import evaluate_judges, not_evaluated
+from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
+from harness.results import IterationResult
+
+
+def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
+                    client: BoundClient) -> IterationResult:
+    """The result with judges, decisions, metric samples, environment and transcript added."""
+    scenario = result.scenario
+    output = parse_output(agent, result.response) if result.response is not None else None
+    if output is None:
+        judges = not_evaluated(scenario, "the agent produced no output to judge")
+    else:
+        judges = evaluate_judges(scenario, request, output, client)
+    expected = expected_decision(scenario, agent.decision_path)
+    actual = actual_decision(output, agent.decision_path) if agent.output == "json" else None
+    samples = samples_of(agent, scenario, output, result.verdicts, expected, actual)
+    return replace(
+        result,
+        calls=tuple(client.calls),
+        judges=judges,
+        expected_decision=expected,
+        actual_decision=actual,
+        metric_samples=tuple(samples.items()),
+        environment={"provider": agent.provider, "model": agent.model},
+        transcript=_transcript(request, output),
+    )
+
+
+def _transcript(request: JsonObject, output: AgentOutput | None) -> tuple[JsonObject, ...]:
+    messages: list[Any] = list(request.get("messages") or [])
+    if messages and messages[0].get("role") == "system":
+        messages = messages[1:]  # the agent's system prompt: the same for every scenario
+    turns = [dict(m) for m in messages]
+    if output is not None:
+        reply: JsonObject = {"role": "assistant", "content": output.response.content}
+        if output.response.tool_calls:
+            reply["tool_calls"] = [{"name": c.name, "arguments": c.arguments}
+                                   for c in output.response.tool_calls]
+        turns.append(reply)
+    return tuple(turns)
+
+
+def metric_values(agents: Iterable[Agent], results: Iterable[IterationResult]) -> list[MetricValue]:
+    """The declared metrics of the agents that ran, over every iteration of the run."""
+    return aggregate(agents, ((r.scenario.agent, r.scenario.tenant, dict(r.metric_samples))
+                              for r in results))
