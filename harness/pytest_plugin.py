@@ -1,0 +1,269 @@
+"""pytest plugin: the offline eval node as native pytest items.
+
+``pytest --evals`` (or pytest pointed at the datasets folder) collects one item
+per scenario x iteration, node id ``eval-datasets/<agent>/<tenant>/<name>[<i>]``,
+marked with its agent, tenant and test type. Each item calls
+:meth:`harness.api.EvalSession.run_one`: the same library path as the CLI, so a
+miss, an expired entry or a reject fails the item with the CLI's message.
+
+Under pytest-xdist the controller hands every worker one run id, workers write
+their records into that one run folder and ship each record on the test
+report; the controller merges them in plan order, so ``-n 2`` prints the same
+summary and writes the same run.json as a serial run. The plugin is inert
+unless ``--evals`` is given or a collected path lies in the datasets folder.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.api import EvalSession, Mode, RunOptions
+from harness.config import HarnessConfig, find_root, load_config
+from harness.datasets import SCENARIO_SUFFIXES, Selection
+from harness.entities import Scenario
+from harness.errors import HarnessError
+from harness.report.terminal import failure_text, render_summary
+from harness.results import IterationResult, RunSummary, new_run_id, record_of, result_from_record
+
+_RUN_ID_KEY = "harness_run_id"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """Options mirroring ``python -m harness run``; they read the same [tool.harness]."""
+    group = parser.getgroup("evals", "offline LLM evals (harness)")
+    group.addoption("--evals", action="store_true",
+                    help="collect the scenarios of the datasets folder as test items")
+    group.addoption("--refresh-cache", action="store_true",
+                    help="re-record the selected scenarios against the provider (PAID calls)")
+    group.addoption("--record-missing", action="store_true",
+                    help="record only the selected scenarios that miss (PAID calls)")
+    group.addoption("--evals-scripted", action="store_true",
+                    help="record from each agent's script file (the scripted fake provider)")
+    group.addoption("--evals-agent", action="append", default=[], help="only this agent")
+    group.addoption("--evals-tenant", action="append", default=[], help="only this tenant")
+    group.addoption("--evals-type", action="append", default=[], help="only this test type")
+    group.addoption("--evals-scenario", action="append", default=[], metavar="GLOB",
+                    help="only scenarios whose id or name matches")
+    group.addoption("--evals-iterations", type=int, default=None,
+                    help="override every scenario's iteration count")
+
+
+class _State:
+    """The plugin's per-pytest-session state: config, the eval session, merged records."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.pytest_config = config
+        self._harness_config: HarnessConfig | None = None
+        self._session: EvalSession | None = None
+        self.load_error: HarnessError | None = None
+        self.error_reported = False
+        self.records: list[dict[str, Any]] = []
+        self.is_worker = hasattr(config, "workerinput")
+        worker_input: dict[str, Any] = getattr(config, "workerinput", {})
+        self.run_id: str = worker_input.get(_RUN_ID_KEY) or new_run_id(datetime.now(UTC))
+
+    @property
+    def harness_config(self) -> HarnessConfig:
+        if self._harness_config is None:
+            self._harness_config = load_config(find_root(self.pytest_config.rootpath))
+        return self._harness_config
+
+    def options(self) -> RunOptions:
+        get = self.pytest_config.getoption
+        mode: Mode = ("refresh" if get("refresh_cache")
+                      else "record-missing" if get("record_missing") else "offline")
+        return RunOptions(
+            selection=Selection(tuple(get("evals_agent")), tuple(get("evals_tenant")),
+                                tuple(get("evals_type")), tuple(get("evals_scenario"))),
+            iterations=get("evals_iterations"),
+            mode=mode,
+            scripted=get("evals_scripted"),
+        )
+
+    @property
+    def session(self) -> EvalSession | None:
+        """The eval session, created on first use; a dataset error is kept for one report."""
+        if self._session is None and self.load_error is None:
+            try:
+                self._session = EvalSession(self.harness_config, self.options(), run_id=self.run_id)
+            except HarnessError as exc:
+                self.load_error = exc
+        return self._session
+
+    @property
+    def existing_session(self) -> EvalSession | None:
+        """The session if one was created (never creates one)."""
+        return self._session
+
+    def in_datasets(self, path: Path) -> bool:
+        try:
+            datasets = self.harness_config.datasets
+        except HarnessError:
+            return False
+        return path.resolve().is_relative_to(datasets)
+
+
+_STATE = pytest.StashKey[_State]()
+
+
+def _state(config: pytest.Config) -> _State:
+    return config.stash[_STATE]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Set up state; with ``--evals`` make sure the datasets folder is collected."""
+    state = _State(config)
+    config.stash[_STATE] = state
+    config.pluginmanager.register(_Reporter(state), "harness-evals-reporter")
+    if not config.getoption("evals"):
+        return
+    datasets = str(state.harness_config.datasets)
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args[:] = [datasets]
+    elif not any(Path(datasets).is_relative_to(Path(a).resolve()) for a in config.args
+                 if Path(a).exists()):
+        config.args.append(datasets)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: every worker writes into the controller's run folder."""
+    node.workerinput[_RUN_ID_KEY] = _state(node.config).run_id
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """Scenario files of the datasets folder become collectors; everything else is ignored."""
+    if file_path.suffix not in SCENARIO_SUFFIXES:
+        return None
+    state = _state(parent.config)
+    if not state.in_datasets(file_path):
+        return None
+    return ScenarioFile.from_parent(parent, path=file_path)
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file: one item per selected iteration."""
+
+    def collect(self) -> list[pytest.Item]:
+        state = _state(self.config)
+        session = state.session
+        if session is None:
+            if state.error_reported:
+                return []
+            state.error_reported = True
+            raise self.CollectError(str(state.load_error))
+        scenario = next((s for s in session.scenarios if s.file == self.path), None)
+        if scenario is None:
+            return []  # agent.yaml, tenant.yaml, a script, or a scenario the filters left out
+        root = self.config.rootpath
+        try:
+            prefix = session.config.datasets.relative_to(root).as_posix()
+        except ValueError:
+            prefix = session.config.datasets.as_posix()
+        items: list[pytest.Item] = []
+        for iteration in range(session.iterations_of(scenario)):
+            items.append(EvalItem.from_parent(
+                self, name=f"{scenario.name}[{iteration}]",
+                nodeid=f"{prefix}/{scenario.id}[{iteration}]",
+                scenario=scenario, iteration=iteration))
+        return items
+
+
+class EvalFailed(Exception):
+    """An iteration that failed: a miss, an expired or corrupt entry, a reject, nothing checked."""
+
+
+class EvalItem(pytest.Item):
+    """One scenario iteration."""
+
+    def __init__(self, *, scenario: Scenario, iteration: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+        self.iteration = iteration
+        self.result: IterationResult | None = None
+        for label in (scenario.agent, scenario.tenant, scenario.type):
+            self.config.addinivalue_line("markers", f"{label}: harness eval label")
+            self.add_marker(label)
+        self.extra_keyword_matches.update({scenario.agent, scenario.tenant, scenario.type})
+        self.user_properties.extend(
+            [("agent", scenario.agent), ("tenant", scenario.tenant), ("type", scenario.type)])
+
+    def runtest(self) -> None:
+        session = _state(self.config).session
+        assert session is not None  # collection would have failed otherwise
+        self.result = session.run_one(self.scenario, self.iteration)
+        if self.result.failed:
+            raise EvalFailed(failure_text(self.result))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException],
+                     style: Any = None) -> str:
+        if isinstance(excinfo.value, EvalFailed):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo, style=style))
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.scenario.id}[{self.iteration}]"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Attach the iteration record to the report: xdist ships it to the controller."""
+    outcome = yield
+    report = outcome.get_result()
+    if isinstance(item, EvalItem) and report.when == "call" and item.result is not None:
+        report.harness_record = record_of(item.result)
+
+
+class _Reporter:
+    """Per-session hooks of the process that prints the summary (serial run or xdist controller)."""
+
+    def __init__(self, state: _State) -> None:
+        self.state = state
+        self.summary: RunSummary | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        record = getattr(report, "harness_record", None)
+        if record is not None:
+            self.state.records.append(record)
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        """Stamp after recording (each process that wrote), run.json and exit status."""
+        if self.state.existing_session is not None:
+            self.state.existing_session.update_stamp()
+        if self.state.is_worker or not self.state.records:
+            return
+        # Under xdist the controller collected nothing: it loads the datasets only now.
+        eval_session = self.state.session
+        if eval_session is None:
+            return
+        self.summary = _merged_summary(self.state, eval_session)
+        if self.summary is None:
+            return
+        eval_session.write_run_file(self.summary)
+        if self.summary.exit_code != 0 and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        """The harness table, the stamp line and the blocking rule, after pytest's own summary."""
+        if self.summary is None:
+            return
+        terminalreporter.section("harness evals")
+        terminalreporter.write_line(render_summary(self.summary, failures=False))
+
+
+def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
+    """Records from every process, in plan order, so serial and xdist runs read the same."""
+    if not state.records:
+        return None
+    order = {(s.id, i): n for n, (s, i) in enumerate(session.plan())}
+    by_id = {s.id: s for s in session.dataset.scenarios}
+    results = [result_from_record(r, by_id[r["scenario"]]) for r in state.records
+               if r["scenario"] in by_id]
+    results.sort(key=lambda r: order.get((r.scenario.id, r.iteration), len(order)))
+    return RunSummary(run_id=session.summary.run_id, started=session.summary.started,
+                      results_dir=session.summary.results_dir,
+                      stamp_problem=session.summary.stamp_problem, results=results)

@@ -1,0 +1,57 @@
+"""``python -m harness init``: adopt the harness without clobbering anything."""
+
+from __future__ import annotations
+
+import yaml
+
+from conftest import Project
+
+
+def test_init_adopts_a_repository_and_the_node_is_green(project: Project) -> None:
+    (project.root / ".gitignore").write_text("*.pyc")  # no final newline on purpose
+    outcome = project.run("init")
+    assert outcome.code == 0, outcome.out + outcome.err
+    for line in ("appended   pyproject.toml", "wrote      .gitattributes",
+                 "appended   .gitignore", "wrote      .github/workflows/evals.yml",
+                 "wrote      eval-datasets/example-agent/agent.yaml"):
+        assert line in outcome.out
+    assert (project.root / ".gitignore").read_text().splitlines() == [
+        "*.pyc", "eval-results/", ".env.evals"]
+    assert "eval-cache/** -text" in (project.root / ".gitattributes").read_text()
+    assert "[tool.harness]" in (project.root / "pyproject.toml").read_text()
+    workflow = yaml.safe_load((project.root / ".github/workflows/evals.yml").read_text())
+    steps = [s.get("run") for s in workflow["jobs"]["evals"]["steps"]]
+    assert "python -m harness run" in steps
+    replay = project.run("run")
+    assert replay.code == 0 and "1 passed" in replay.out
+
+
+def test_init_twice_keeps_everything_and_duplicates_nothing(project: Project) -> None:
+    project.run("init")
+    prompt = project.datasets / "example-agent/system.md"
+    prompt.write_text("My own prompt for {{tenant}}.\n")
+    before = {p: p.read_bytes() for p in project.root.rglob("*") if p.is_file()
+              and "eval-results" not in p.parts}
+    outcome = project.run("init")
+    assert "overwrote" not in outcome.out and "wrote " not in outcome.out
+    assert outcome.out.count("kept") == 8
+    after = {p: p.read_bytes() for p in before}
+    assert after == before
+
+
+def test_init_force_overwrites_files_but_never_duplicates_lines(project: Project) -> None:
+    project.run("init")
+    prompt = project.datasets / "example-agent/system.md"
+    prompt.write_text("Mine.\n")
+    outcome = project.run("init", "--force")
+    assert "overwrote  eval-datasets/example-agent/system.md" in outcome.out
+    assert prompt.read_text() != "Mine.\n"
+    assert (project.root / ".gitignore").read_text().count("eval-results/") == 1
+
+
+def test_existing_harness_section_is_kept(project: Project) -> None:
+    (project.root / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.harness]\nttl_days = 400\n')
+    outcome = project.run("init")
+    assert "kept       pyproject.toml" in outcome.out
+    assert (project.root / "pyproject.toml").read_text().count("[tool.harness]") == 1
