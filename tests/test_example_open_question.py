@@ -1,0 +1,104 @@
+"""The open-question example: green offline, and its assertions reject wrong answers.
+
+Wrong answers live in tests/fixtures/, never in the committed example, so the
+committed cache only ever holds what a good model would say. Only this agent's
+dataset and cache entries are copied into the throwaway project, so the test does
+not depend on other agents being complete.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+
+from conftest import REPO_ROOT, Project
+
+AGENT = "open-question"
+TOOL = "declare_open_question"
+DATASET = REPO_ROOT / "eval-datasets" / AGENT
+WRONG = REPO_ROOT / "tests/fixtures/open-question-wrong-answers.yaml"
+TOOL_KINDS = {"tool_called", "tool_not_called", "tool_args"}
+
+
+def _load(path: Path) -> Any:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _scenarios() -> list[Path]:
+    return sorted(p for p in DATASET.glob("*/*.yaml") if p.name != "tenant.yaml")
+
+
+def test_committed_example_is_green_offline_and_writes_nothing(project: Project) -> None:
+    shutil.copytree(DATASET, project.datasets / AGENT)
+    shutil.copytree(REPO_ROOT / "eval-cache" / "cache" / AGENT, project.cache / "cache" / AGENT)
+    shutil.copy2(REPO_ROOT / "eval-cache" / ".eval-cache.json", project.cache / ".eval-cache.json")
+    before = project.cache_digest()
+    outcome = project.run("run", "--agent", AGENT)
+    assert outcome.code == 0, outcome.out + outcome.err
+    assert project.cache_digest() == before
+    records = project.records()
+    assert len(records) == len(_scenarios())
+    assert all(r["cache_hit"] and r["status"] == "passed" for r in records), records
+    types = {r["type"] for r in records}
+    assert {"positive", "edge", "boundary", "negative", "adversarial"} <= types
+    for kind in types:
+        assert sum(r["type"] == kind for r in records) >= 2, kind
+    assert len({r["tenant"] for r in records}) >= 2
+
+
+def test_every_example_scenario_checks_role_contract_and_the_tool() -> None:
+    for path in _scenarios():
+        expect = _load(path)["expect"]
+        kinds = [next(k for k in item if k != "name") for item in expect]
+        assert all("name" in item for item in expect), path.name
+        assert any(k == "json_path" and item["json_path"].get("path") == "role"
+                   for k, item in zip(kinds, expect, strict=True)), path.name
+        assert "json_schema" in kinds, path.name
+        tool_items = [item[k] for k, item in zip(kinds, expect, strict=True) if k in TOOL_KINDS]
+        assert any((s if isinstance(s, str) else s["name"]) == TOOL for s in tool_items), path.name
+
+
+def test_scripted_answers_keep_the_contract_and_the_tool_limits() -> None:
+    """The committed answers respect the declared tool parameters (question <= 500,
+    suggestion <= 300, affects), which no scenario assertion can read yet."""
+    agent = _load(DATASET / "agent.yaml")
+    (tool,) = [t for t in agent["tools"] if t["name"] == TOOL]
+    assert tool["parameters"]["properties"]["question"]["maxLength"] == 500
+    assert tool["parameters"]["properties"]["suggestion"]["maxLength"] == 300
+    assert set(tool["parameters"]["required"]) == {"question", "affects"}
+    arguments = Draft202012Validator(tool["parameters"])
+    output = Draft202012Validator(json.loads((DATASET / "output.schema.json").read_text("utf-8")))
+    script = _load(DATASET / "script.yaml")
+    assert set(script) == {f"{p.parent.name}/{p.stem}" for p in _scenarios()}
+    for local_id, answer in script.items():
+        assert not list(output.iter_errors(answer["json"])), local_id
+        calls = answer.get("tool_calls") or []
+        assert answer["json"]["open_questions_declared"] == len(calls), local_id
+        for call in calls:
+            assert call["name"] == TOOL, local_id
+            problems = [e.message for e in arguments.iter_errors(call["arguments"])]
+            assert not problems, f"{local_id}: {problems}"
+
+
+def test_example_assertions_reject_deliberately_wrong_answers(project: Project) -> None:
+    shutil.copytree(DATASET, project.datasets / AGENT)
+    cases = _load(WRONG)
+    script = {local_id: case["answer"] for local_id, case in cases.items()}
+    (project.datasets / AGENT / "script.yaml").write_text(
+        yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
+    for local_id in cases:
+        project.record("--scenario", f"{AGENT}/{local_id}")
+    outcome = project.run("run", *[a for i in cases for a in ("--scenario", f"{AGENT}/{i}")])
+    assert outcome.code == 1
+    latest = {r["scenario"]: r for r in project.records()}  # later runs overwrite earlier ones
+    for local_id, case in cases.items():
+        record = latest[f"{AGENT}/{local_id}"]
+        assert record["status"] == "rejected", local_id
+        rejected = {v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"}
+        missing = set(case["rejected"]) - rejected
+        assert not missing, f"{local_id}: these assertions let a wrong answer through: {missing}"
