@@ -6,10 +6,12 @@ they can do, a script can do by calling it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.assertions import evaluate, overall
 from harness.cache.layout import worst_relative_path
@@ -22,12 +24,20 @@ from harness.clients.scripted import ScriptedClient
 from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
 from harness.entities import Agent, Scenario, Status
-from harness.errors import CacheError, ConfigError, HarnessError, ProviderError
+from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_declared_agent
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
+from harness.scoring import metric_values, score_iteration
+
+if TYPE_CHECKING:
+    from harness.refresh.journal import Journal
+    from harness.refresh.progress import Progress
+    from harness.refresh.ratelimit import RateLimiter
 
 #: offline: cache or fail. refresh: re-record every selected call. record-missing: only misses.
 Mode = Literal["offline", "refresh", "record-missing"]
+#: Parallel calls of a recording run unless ``--concurrency`` says otherwise.
+DEFAULT_CONCURRENCY = 8
 
 
 @dataclass(frozen=True)
@@ -40,6 +50,8 @@ class RunOptions:
     mode: Mode = "offline"
     scripted: bool = False
     """Answer refresh calls from each agent's script file instead of the real provider."""
+    concurrency: int = DEFAULT_CONCURRENCY
+    """Scenario iterations recorded in parallel (recording modes; offline runs are serial)."""
 
 
 class EvalSession:
@@ -64,9 +76,14 @@ class EvalSession:
         self.dataset = dataset or load_dataset(config)
         self.scenarios = self.options.selection.apply(self.dataset.scenarios)
         _check_iteration_override(config, self.scenarios, self.options.iterations)
+        if self.options.concurrency < 1:
+            raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
         self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock)
+        if self.options.mode != "offline":  # every selected agent's credentials, before any call
+            self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
+        self._lock = threading.Lock()
         self.summary = RunSummary(run_id=run_id or new_run_id(datetime.now(UTC)),
                                   started=clock(), results_dir=config.results)
         self._writer = ResultWriter(config.results, self.summary.run_id)
@@ -84,21 +101,44 @@ class EvalSession:
         return [(s, i) for s in self.scenarios for i in range(self.iterations_of(s))]
 
     def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
-        """Run, assert and record one scenario iteration."""
+        """Run, assert and record one scenario iteration (thread-safe)."""
+        result = self.execute(scenario, iteration)
+        with self._lock:
+            self.summary.results.append(result)
+        return result
+
+    def execute(self, scenario: Scenario, iteration: int) -> IterationResult:
+        """Run, assert and write the record of one iteration, without adding it to the summary."""
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         result = _run_iteration(agent, scenario, iteration, request, client, request_digest(request))
+        result = score_iteration(agent, request, result, client)  # judges, decisions, metrics
         self._writer.write(result)
-        self.summary.results.append(result)
         return result
+
+    def update_stamp(self) -> None:
+        """After a recording run that wrote entries, stamp the tree with the current versions.
+
+        The journal then forgets the answers this run materialised if every call
+        was answered; after a failed call they stay, so re-running the same
+        command pays only for what is still missing.
+        """
+        if self.options.mode != "offline" and self._clients.wrote_entries:
+            write_stamp(self.config.cache, ttl_days=self.config.ttl_days, now=self.clock())
+        self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
+
+    def write_run_file(self, summary: RunSummary | None = None) -> None:
+        """Write run.json for ``summary`` (the pytest controller passes the merged one)."""
+        summary = summary or self.summary
+        summary.finished = self.clock()
+        summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
+        self._writer.finish(summary, _selection_record(self.options))
 
     def finish(self) -> RunSummary:
         """Update the stamp after a recording run, write run.json, return the summary."""
-        if self.options.mode != "offline" and self._clients.wrote_entries:
-            write_stamp(self.config.cache, ttl_days=self.config.ttl_days, now=self.clock())
-        self.summary.finished = self.clock()
-        self._writer.finish(self.summary, _selection_record(self.options))
+        self.update_stamp()
+        self.write_run_file()
         return self.summary
 
 
@@ -109,14 +149,56 @@ def run_evals(
     dataset: Dataset | None = None,
     on_result: Callable[[IterationResult], None] | None = None,
     clock: Callable[[], datetime] = utc_now,
+    progress: Progress | None = None,
 ) -> RunSummary:
-    """Run the selected scenarios and return the summary; records go to ``config.results``."""
+    """Run the selected scenarios and return the summary; records go to ``config.results``.
+
+    A recording run calls up to ``options.concurrency`` iterations at once;
+    results and ``on_result`` calls still come in plan order. ``progress``
+    (recording runs) is advanced as iterations finish.
+    """
     session = EvalSession(config, options, dataset=dataset, clock=clock)
-    for scenario, iteration in session.plan():
-        result = session.run_one(scenario, iteration)
-        if on_result is not None:
-            on_result(result)
+    plan = session.plan()
+    if progress is not None:
+        progress.start(len(plan))
+    workers = min(session.options.concurrency, len(plan))
+    if session.options.mode == "offline" or workers <= 1:
+        for scenario, iteration in plan:
+            result = session.run_one(scenario, iteration)
+            if progress is not None:
+                progress.advance(result)
+            if on_result is not None:
+                on_result(result)
+    else:
+        for result in _run_parallel(session, plan, workers, progress):
+            session.summary.results.append(result)
+            if on_result is not None:
+                on_result(result)
+    if progress is not None:
+        progress.close()
     return session.finish()
+
+
+def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], workers: int,
+                  progress: Progress | None) -> list[IterationResult]:
+    """Every planned iteration on a thread pool; the results in plan order.
+
+    On an interrupt (Ctrl-C) nothing new is started; calls in flight finish
+    and are journaled, so a re-run does not pay for them again.
+    """
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="harness-record")
+    try:
+        futures = [pool.submit(session.execute, scenario, iteration) for scenario, iteration in plan]
+        pending: set[Future[IterationResult]] = set(futures)
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                result = future.result()
+                if progress is not None:
+                    progress.advance(result)
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _run_iteration(
@@ -180,7 +262,12 @@ def _selection_record(options: RunOptions) -> dict[str, object]:
 
 
 class _ClientFactory:
-    """One caching client per agent; the inner client depends on the mode."""
+    """One caching client per agent; the inner client depends on the mode.
+
+    Recording against a real provider adds the journal (paid answers survive a
+    crash) and, when ``requests_per_minute`` is set, a rate limiter shared by
+    every process of the project.
+    """
 
     def __init__(self, config: HarnessConfig, dataset: Dataset, store: CacheStore,
                  options: RunOptions, clock: Callable[[], datetime]) -> None:
@@ -190,18 +277,76 @@ class _ClientFactory:
         self.options = options
         self.clock = clock
         self._clients: dict[str, CachingClient] = {}
+        self._lock = threading.RLock()
+        self._paid = options.mode != "offline" and not options.scripted
+        self._journal: Journal | None = None
+        self._limiters: dict[str, RateLimiter] = {}
 
     @property
     def wrote_entries(self) -> bool:
         return any(client.written for client in self._clients.values())
 
+    def prepare(self, agents: Iterable[Agent]) -> None:
+        """Build the client of every agent now, so missing credentials fail before any call."""
+        for agent in agents:
+            self.for_agent(agent)
+
     def for_agent(self, agent: Agent) -> CachingClient:
-        client = self._clients.get(agent.name)
-        if client is None:
-            client = CachingClient(self._inner(agent), self.store,
-                                   refresh=self.options.mode == "refresh", clock=self.clock)
-            self._clients[agent.name] = client
-        return client
+        with self._lock:
+            client = self._clients.get(agent.name)
+            if client is None:
+                client = CachingClient(self._inner(agent), self.store,
+                                       refresh=self.options.mode == "refresh", clock=self.clock,
+                                       journal=self._journal_of() if self._paid else None)
+                self._clients[agent.name] = client
+            return client
+
+    def settle(self, *, complete: bool) -> None:
+        """After the run: forget journaled answers if every call was answered; close handles."""
+        if self._journal is not None:
+            if complete:
+                for client in self._clients.values():
+                    self._journal.forget(client.journaled)
+            self._journal.close()
+            self._journal = None
+        for limiter in self._limiters.values():
+            limiter.close()
+        self._limiters.clear()
+
+    def _journal_of(self) -> Journal:
+        from harness.refresh import journal_dir
+        from harness.refresh.journal import Journal
+
+        if self._journal is None:
+            self._journal = Journal(journal_dir(self.config.results))
+        return self._journal
+
+    def _provider(self, agent: Agent, name: str | None = None) -> ChatClient:
+        from harness.credentials import resolve_credentials
+        from harness.providers import build_provider, check_agent
+
+        provider = name or agent.provider
+        check_agent(agent, provider)
+        credentials = resolve_credentials(
+            provider, agent=agent, credentials_file=self.config.credentials_file,
+            shown_file=(self.config.relative(self.config.credentials_file)
+                        if self.config.credentials_file else None))
+        endpoint = agent.endpoint if provider == agent.provider else {}
+        per_minute = int(endpoint.get("requests_per_minute") or self.config.requests_per_minute)
+        return build_provider(agent, credentials, provider=provider,
+                              limiter=self._limiter(provider, credentials.base_url, per_minute))
+
+    def _limiter(self, provider: str, base_url: str, per_minute: int) -> RateLimiter | None:
+        from harness.refresh import ratelimit_dir
+        from harness.refresh.ratelimit import RateLimiter
+
+        if per_minute <= 0:
+            return None
+        name = f"{provider} {base_url}"
+        with self._lock:
+            if name not in self._limiters:
+                self._limiters[name] = RateLimiter(ratelimit_dir(self.config.results), name, per_minute)
+            return self._limiters[name]
 
     def _inner(self, agent: Agent) -> ChatClient:
         if self.options.mode == "offline":
@@ -214,6 +359,10 @@ class _ClientFactory:
                 raise ConfigError(f"agent {agent.name} has no script file: add 'script:' to "
                                   f"{agent.name}/agent.yaml or refresh without --scripted")
             return ScriptedClient.from_file(agent.provider, agent.model, agent.script_file)
-        raise ProviderError(
-            f"agent {agent.name}: recording against the real '{agent.provider}' provider is not "
-            "available in this version; seed the cache from the agent's script with --scripted")
+        from harness.providers import RoutingClient
+
+        client = RoutingClient(self._provider(agent), lambda name: self._provider(agent, name))
+        judge_provider = agent.judge.get("provider")
+        if isinstance(judge_provider, str) and judge_provider:
+            client.prepare(judge_provider)  # the default judge's key is checked up front too
+        return client

@@ -2,8 +2,9 @@
 
 Imports of the library happen inside the command handlers so that ``--help``
 stays fast. Exit codes: 0 all hard assertions passed, 1 an evaluation failure
-(reject, miss, expired or corrupt entry, a scenario that checks nothing),
-2 a configuration or dataset error.
+(reject, miss, expired or corrupt entry, a scenario that checks nothing, a
+gated metric below its target; never a judge score), 2 a configuration or
+dataset error. ``report`` and ``compare`` read eval-results/ only.
 """
 
 from __future__ import annotations
@@ -36,7 +37,38 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scripted", action="store_true",
                      help="with --refresh-cache/--record-missing: answer from each agent's "
                      "script file (the scripted fake provider) instead of the real provider")
+    run.add_argument("--concurrency", type=int, default=None, metavar="N",
+                     help="with --refresh-cache/--record-missing: iterations recorded in parallel "
+                     "(default 8); offline runs are serial")
     run.add_argument("--quiet", "-q", action="store_true", help="print only failures and totals")
+    run.add_argument("--report", action="append", default=[], metavar="FORMAT[:PATH]",
+                     help="also write a report: md, json, junit, html or terminal (repeatable; "
+                     "default path: report.<ext> in the run's results folder)")
+    report = commands.add_parser("report", help="rebuild a report of a recorded run from "
+                                 "eval-results/ (no re-run)")
+    report.add_argument("--run", default=None, metavar="ID",
+                        help="run id or unique prefix (default: the latest by recorded start time)")
+    report.add_argument("--format", default="terminal",
+                        choices=("md", "json", "junit", "html", "terminal"), help="default: terminal")
+    report.add_argument("--output", type=Path, default=None, metavar="PATH",
+                        help="write to PATH instead of standard output")
+    compare = commands.add_parser("compare", help="verdicts that flipped and judge scores that "
+                                  "moved between two recorded runs")
+    compare.add_argument("run_a", metavar="RUN_A")
+    compare.add_argument("run_b", metavar="RUN_B")
+    compare.add_argument("--threshold", type=float, default=None, metavar="X",
+                         help="list judge score moves larger than X (default 0.5)")
+    init = commands.add_parser("init", help="adopt the harness in this repository")
+    init.add_argument("--force", action="store_true", help="overwrite files that already exist")
+    check = commands.add_parser("check", help="run the guards that keep the committed cache honest "
+                                "(exit 0 or 1, every finding at once)")
+    _add_selection(check)
+    check.add_argument("--since", metavar="REF", default=None,
+                       help="also fail when a [tool.harness] watch path changed since REF and the "
+                       "cache was not re-recorded in the same change")
+    prune = commands.add_parser("prune", help="remove cache entries no current scenario references")
+    _add_selection(prune)
+    prune.add_argument("--dry-run", action="store_true", help="list what would be removed; delete nothing")
     return parser
 
 
@@ -57,6 +89,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "check":
+            return _check(args)
+        if args.command == "prune":
+            return _prune(args)
+        if args.command == "init":
+            return _init(args)
+        if args.command == "report":
+            return _report(args)
+        if args.command == "compare":
+            return _compare(args)
     except HarnessError as exc:
         print(str(exc), file=sys.stderr)
         return exc.exit_code
@@ -64,10 +106,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.api import Mode, RunOptions, run_evals
+    from harness.api import DEFAULT_CONCURRENCY, Mode, RunOptions, run_evals
     from harness.config import load_config
     from harness.datasets import Selection
     from harness.errors import ConfigError
+    from harness.report import parse_report_option
     from harness.report.terminal import render_summary
 
     if args.scripted and not (args.refresh_cache or args.record_missing):
@@ -81,7 +124,106 @@ def _run(args: argparse.Namespace) -> int:
         iterations=args.iterations,
         mode=mode,
         scripted=args.scripted,
+        concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
     )
-    summary = run_evals(config, options)
+    progress = None
+    if mode != "offline":
+        from harness.refresh.progress import Progress
+
+        progress = Progress(sys.stderr, label="recording" if args.scripted else "recording (paid)")
+    reports = [parse_report_option(value) for value in args.report]
+    summary = run_evals(config, options, progress=progress)
     print(render_summary(summary, quiet=args.quiet))
+    _write_run_reports(config.results, summary.run_id, summary.results_dir, reports)
     return summary.exit_code
+
+
+def _init(args: argparse.Namespace) -> int:
+    from harness.api import RunOptions, run_evals
+    from harness.config import load_config
+    from harness.datasets import Selection
+    from harness.scaffold import adopt
+
+    root = (args.project or Path.cwd()).resolve()
+    for action in adopt(root, force=args.force):
+        print(action)
+    config = load_config(root)
+    seeded = run_evals(config, RunOptions(selection=Selection(agents=("example-agent",)),
+                                          mode="record-missing", scripted=True))
+    print(f"seeded     {config.relative(config.cache)}/ from the example's script "
+          f"({seeded.counts['passed']} passed)")
+    print("next: commit eval-datasets/, eval-cache/ and the workflow, then run "
+          "`python -m harness run` (offline) on every pull request")
+    return seeded.exit_code
+
+
+def _check(args: argparse.Namespace) -> int:
+    from harness.check import run_checks
+    from harness.config import load_config
+    from harness.datasets import Selection
+
+    config = load_config(args.project)
+    selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
+    report = run_checks(config, selection, since=args.since)
+    print(report.render())
+    return report.exit_code
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.datasets import Selection
+    from harness.prune import prune_cache
+
+    config = load_config(args.project)
+    selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
+    print(prune_cache(config, selection, dry_run=args.dry_run).render(config))
+    return 0
+
+
+def _write_run_reports(results: Path, run_id: str, run_dir: Path,
+                       reports: list[tuple[str, Path | None]]) -> None:
+    """``run --report``: each report from the run just recorded; Markdown also goes to
+    ``$GITHUB_STEP_SUMMARY`` when it is set (so a GitHub job shows it, with or without --report)."""
+    import os
+
+    from harness.report import DEFAULT_NAMES, render, write_report
+    from harness.report.load import load_run
+    from harness.report.markdown import STEP_SUMMARY, append_step_summary
+
+    if not reports and not os.environ.get(STEP_SUMMARY):
+        return
+    view = load_run(results, run_id)
+    for fmt, path in reports:
+        written = write_report(view, fmt, path or run_dir / DEFAULT_NAMES[fmt])
+        print(f"{fmt} report: {written}")
+    if os.environ.get(STEP_SUMMARY):
+        append_step_summary(render(view, "md"))
+
+
+def _report(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.report import render, write_report
+    from harness.report.load import load_run
+    from harness.report.markdown import append_step_summary
+
+    config = load_config(args.project)
+    view = load_run(config.results, args.run)
+    if args.output is not None:
+        print(f"{args.format} report of run {view.run_id}: {write_report(view, args.format, args.output)}")
+    else:
+        sys.stdout.write(render(view, args.format).rstrip("\n") + "\n")
+    if args.format == "md":
+        append_step_summary(render(view, "md"))
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from harness.config import load_config
+    from harness.report.compare import DEFAULT_THRESHOLD, compare_runs, render_comparison
+    from harness.report.load import load_run
+
+    config = load_config(args.project)
+    threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
+    before, after = load_run(config.results, args.run_a), load_run(config.results, args.run_b)
+    print(render_comparison(compare_runs(before, after, threshold)))
+    return 0

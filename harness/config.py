@@ -27,6 +27,8 @@ _KNOWN_KEYS = {
     "path_budget",
     "credentials_file",
     "watch",
+    "requests_per_minute",
+    "allowlist",
 }
 
 
@@ -42,6 +44,8 @@ class HarnessConfig:
     path_budget: int = DEFAULT_PATH_BUDGET
     credentials_file: Path | None = None
     watch: tuple[str, ...] = ()
+    requests_per_minute: int = 0
+    """Cross-process limit of paid requests per provider endpoint; 0 means no limit."""
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, with ``/`` separators, for messages."""
@@ -121,6 +125,11 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")
         watch = []
 
+    requests_per_minute = int_of("requests_per_minute", 0)
+    if requests_per_minute < 0:
+        problems.append(f"{where}: requests_per_minute = {requests_per_minute} must be 0 (no "
+                        "limit) or a positive number of requests per minute")
+
     config = HarnessConfig(
         root=root,
         datasets=path_of("datasets", "eval-datasets"),
@@ -130,6 +139,7 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         path_budget=path_budget,
         credentials_file=(root / credentials).resolve(),
         watch=tuple(watch),
+        requests_per_minute=requests_per_minute,
     )
     if config.results == config.cache or config.cache in config.results.parents:
         problems.append(

@@ -22,6 +22,8 @@ from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
+from harness.judges import resolve_judges
+from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
 from harness.validation import read_document, read_text, schema_problems
@@ -109,6 +111,7 @@ class _Loader:
         self.root = config.datasets
         self.problems: list[Problem] = []
         self.cache_rel = config.relative(config.cache)
+        self._agent: Agent | None = None
 
     def load(self) -> Dataset:
         if not self.root.is_dir():
@@ -123,6 +126,7 @@ class _Loader:
         agent_dirs = self._children(self.root, dirs=True)
         for agent_dir in agent_dirs:
             agent = self._load_agent(agent_dir)
+            self._agent = agent  # scenarios resolve their judges against it
             for tenant_dir in self._children(agent_dir, dirs=True):
                 files = self._scenario_files(tenant_dir)
                 if not files and not (tenant_dir / TENANT_FILE).is_file():
@@ -201,6 +205,11 @@ class _Loader:
                 "is a connection setting; options are hashed into the cache key, so it would "
                 "make a committed cache useless on another machine",
                 "move it under endpoint (base_url, timeout_s, max_retries, api_key_env)"))
+        for option in sorted(set((data.get("judge") or {}).get("options", {})) & _CONNECTION_OPTIONS):
+            self.problems.append(Problem(file, f"judge.options.{option}",
+                                         "is a connection setting, and options are keyed",
+                                         "remove it from judge.options"))
+        self.problems.extend(check_metrics(data.get("metrics", []), file))
         prompt_file = self._inside(file, "system_prompt", agent_dir / data["system_prompt"])
         prompt = self._read_prompt(file, prompt_file)
         schema = None
@@ -227,6 +236,9 @@ class _Loader:
             script_file=script,
             endpoint=dict(data.get("endpoint", {})),
             params=dict(data.get("params", {})),
+            judge=dict(data.get("judge", {})),
+            metrics=tuple(data.get("metrics", [])),
+            decision_path=data.get("decision_path", "decision"),
         )
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
@@ -324,7 +336,7 @@ class _Loader:
             params=dict(data.get("params", {})),
             iterations=data.get("iterations", 1),
             expect=tuple(data["expect"]),
-            judge=tuple(data.get("judge", [])),
+            judge=self._judges(file, data.get("judge")),
             tags=tuple(data.get("tags", [])),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
@@ -336,6 +348,15 @@ class _Loader:
                 f"shorten the agent, tenant or scenario name by {len(worst) - self.config.path_budget}"
                 " characters"))
         return scenario
+
+    def _judges(self, file: Path, items: list[Any] | None) -> tuple[JsonObject, ...]:
+        """The scenario's judges resolved against its agent (none if the agent is invalid)."""
+        agent = self._agent
+        if agent is None:
+            return ()
+        resolved, problems = resolve_judges(items, agent.judge, agent.directory, file, self._inside)
+        self.problems.extend(problems)
+        return resolved
 
     def _check_request(self, agent: Agent, tenant: Tenant, scenario: Scenario) -> None:
         try:

@@ -49,6 +49,12 @@ class Agent:
     """Connection settings (base_url, timeout...). Never part of the key."""
     params: JsonObject = field(default_factory=dict)
     """Default template parameters, overridden by tenant then scenario params."""
+    judge: JsonObject = field(default_factory=dict)
+    """Default judge model (``provider``, ``model``, ``options``) and ``evaluators``."""
+    metrics: tuple[JsonObject, ...] = ()
+    """Deterministic metrics over the agent's scenarios (see :mod:`harness.metrics`)."""
+    decision_path: str = "decision"
+    """JSON path of the decision in a json output: expected and actual decisions in records."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,8 @@ class ChatCall:
     model: str
     request: JsonObject
     """The canonical request: ``{"messages": [...], "options": {...}, "tools": [...]}``."""
+    purpose: str = ""
+    """Why the call was made: empty for the agent, ``judge:<name>`` for a judge. Never keyed."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,23 @@ class Verdict:
     """A short label such as ``json_path decision == 'ask'``."""
     outcome: Outcome
     reason: str
+
+
+@dataclass(frozen=True)
+class JudgeScore:
+    """One judge's score of one scenario iteration: reported, never gating."""
+
+    name: str
+    score: int | None
+    """1 to 5; ``None`` when inconclusive or not evaluated."""
+    interpretation: str
+    """``poor`` (1-2), ``average`` (3), ``good`` (4), ``exceptional`` (5), ``inconclusive``
+    (the judge's output could not be parsed) or ``not_evaluated`` (no judge answer)."""
+    reason: str
+    provider: str
+    model: str
+    warning: str = ""
+    """Why the score is missing (a judge miss, a provider error); empty otherwise."""
 
 
 @dataclass(frozen=True)

@@ -105,3 +105,9 @@ class ScriptError(ProviderError):
     """The scripted fake provider has no usable answer for a call."""
 
     code = "eval-script-missing"
+
+
+class CredentialsMissing(ConfigError):
+    """A recording run needs a provider key that is set nowhere; nothing was called."""
+
+    code = "eval-credentials-missing"

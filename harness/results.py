@@ -13,18 +13,30 @@ import json
 import os
 import secrets
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.cache.store import format_time, response_to_json
+from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
-from harness.entities import FAILING_STATUSES, ChatResponse, Scenario, Status, Verdict
+from harness.entities import (
+    FAILING_STATUSES,
+    ChatResponse,
+    JsonObject,
+    JudgeScore,
+    Scenario,
+    Status,
+    Verdict,
+)
 from harness.key import canonical_json
+from harness.metrics import MetricValue
 
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
+#: Test types where a single reject blocks the run whatever the aggregate pass rate says.
+BLOCKING_TYPES: tuple[str, ...] = ("negative", "adversarial")
 
 
 @dataclass(frozen=True)
@@ -40,11 +52,26 @@ class IterationResult:
     calls: tuple[CallRecord, ...] = ()
     response: ChatResponse | None = None
     request_digest: str = ""
+    judges: tuple[JudgeScore, ...] = ()
+    """Judge scores: reported, never part of the status."""
+    expected_decision: Any = None
+    actual_decision: Any = None
+    metric_samples: tuple[tuple[str, bool | None], ...] = ()
+    """Metric name -> counted, for each metric whose population holds this iteration."""
+    environment: JsonObject = field(default_factory=dict)
+    """``{provider, model}`` of the agent that answered."""
+    transcript: tuple[JsonObject, ...] = ()
+    """The conversation after the agent's system prompt, then the response."""
 
     @property
     def failed(self) -> bool:
         """Whether this iteration fails the run."""
         return self.status in FAILING_STATUSES
+
+    @property
+    def blocking(self) -> bool:
+        """A reject in a negative or adversarial scenario: it blocks whatever the aggregate."""
+        return self.status == "rejected" and self.scenario.type in BLOCKING_TYPES
 
 
 @dataclass
@@ -57,6 +84,8 @@ class RunSummary:
     finished: datetime | None = None
     stamp_problem: str = ""
     results: list[IterationResult] = field(default_factory=list)
+    metrics: list[MetricValue] = field(default_factory=list)
+    """Declared metric values, computed when the run finishes."""
 
     @property
     def counts(self) -> Counter[str]:
@@ -69,9 +98,16 @@ class RunSummary:
         return [r for r in self.results if r.failed]
 
     @property
+    def blocking(self) -> list[IterationResult]:
+        """Rejects in negative or adversarial scenarios, in run order."""
+        return [r for r in self.results if r.blocking]
+
+    @property
     def exit_code(self) -> int:
-        """0 when every hard assertion passed and the stamp is current, else 1."""
-        return 1 if self.failures or self.stamp_problem or not self.results else 0
+        """0 when every hard assertion passed, every gated metric met its target and the
+        stamp is current, else 1. Judge scores never enter it."""
+        failed = self.failures or any(m.blocks for m in self.metrics)
+        return 1 if failed or self.stamp_problem or not self.results else 0
 
 
 def new_run_id(now: datetime) -> str:
@@ -80,8 +116,10 @@ def new_run_id(now: datetime) -> str:
 
 
 def record_of(result: IterationResult) -> dict[str, Any]:
-    """The JSON record of one iteration."""
+    """The JSON record of one iteration (``key``, ``cache_hit`` and ``latency_ms`` are the
+    agent's own calls; ``calls`` lists judge calls too, with their ``purpose``)."""
     scenario = result.scenario
+    own = [c for c in result.calls if not c.purpose]
     return {
         "scenario": scenario.id,
         "agent": scenario.agent,
@@ -92,12 +130,13 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "status": result.status,
         "message": result.message,
         "request_digest": result.request_digest,
-        "key": result.calls[0].key if result.calls else None,
-        "cache_hit": all(c.cache_hit for c in result.calls) if result.calls else False,
-        "latency_ms": round(sum(c.latency_ms for c in result.calls), 3),
+        "key": own[0].key if own else None,
+        "cache_hit": all(c.cache_hit for c in own) if own else False,
+        "latency_ms": round(sum(c.latency_ms for c in own), 3),
         "usage": _usage(result.response),
         "calls": [
-            {"key": c.key, "cache_hit": c.cache_hit, "latency_ms": c.latency_ms, "entry": c.entry}
+            {"key": c.key, "cache_hit": c.cache_hit, "latency_ms": c.latency_ms, "entry": c.entry,
+             **({"purpose": c.purpose} if c.purpose else {})}
             for c in result.calls
         ],
         "response": response_to_json(result.response) if result.response else None,
@@ -105,6 +144,36 @@ def record_of(result: IterationResult) -> dict[str, Any]:
             {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason}
             for v in result.verdicts
         ],
+        **validation_record(result),
+    }
+
+
+def validation_record(result: IterationResult) -> dict[str, Any]:
+    """The fields of the skill spec's empirical validation record, plus judges and metrics.
+
+    ``test_id`` is the scenario's first tag (put the spec's test id first), else its id.
+    """
+    scenario = result.scenario
+    turns = result.transcript or scenario.messages  # the transcript has the params rendered
+    users = [m for m in turns if m.get("role") == "user"]
+    return {
+        "test_id": scenario.tags[0] if scenario.tags else scenario.id,
+        "tags": list(scenario.tags),
+        "description": scenario.description,
+        "environment": dict(result.environment),
+        "input": users[-1].get("content") if users else None,
+        "expected_decision": result.expected_decision,
+        "actual_decision": result.actual_decision,
+        "pass_fail": "fail" if result.failed else "pass",
+        "blocking": result.blocking,
+        "judges": [
+            {"name": j.name, "score": j.score, "interpretation": j.interpretation,
+             "reason": j.reason, "provider": j.provider, "model": j.model, "warning": j.warning}
+            for j in result.judges
+        ],
+        "warnings": [j.warning for j in result.judges if j.warning],
+        "metrics": dict(result.metric_samples),
+        "transcript": list(result.transcript),
     }
 
 
@@ -124,25 +193,52 @@ class ResultWriter:
     def write(self, result: IterationResult) -> Path:
         """Write an iteration record and return its path."""
         path = self.run_dir / result.scenario.id / f"{result.iteration}.json"
-        _write_json(path, record_of(result))
+        record = record_of(result)
+        record["transcript_path"] = path.relative_to(self.run_dir.parent.parent).as_posix()
+        _write_json(path, record)
         return path
 
     def finish(self, summary: RunSummary, selection: dict[str, Any]) -> Path:
         """Write the run summary (timestamps order runs; folder times do not survive a clone)."""
-        counts = summary.counts
-        data = {
-            "run_id": summary.run_id,
-            "started": format_time(summary.started),
-            "finished": format_time(summary.finished) if summary.finished else None,
-            "selection": selection,
-            "stamp_problem": summary.stamp_problem,
-            "iterations": len(summary.results),
-            "counts": dict(sorted(counts.items())),
-            "exit_code": summary.exit_code,
-        }
         path = self.run_dir / RUN_FILE
-        _write_json(path, data)
+        _write_json(path, run_data(summary, selection))
         return path
+
+
+def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
+    """The content of ``run.json``: what reports need beyond the iteration records."""
+    return {
+        "run_id": summary.run_id,
+        "started": format_time(summary.started),
+        "finished": format_time(summary.finished) if summary.finished else None,
+        "selection": selection,
+        "stamp_problem": summary.stamp_problem,
+        "iterations": len(summary.results),
+        "counts": dict(sorted(summary.counts.items())),
+        "exit_code": summary.exit_code,
+        "metrics": [m.to_json() for m in summary.metrics],
+        "blocking": [{"scenario": r.scenario.id, "iteration": r.iteration,
+                      "type": r.scenario.type, "message": r.message}
+                     for r in summary.blocking],
+        "judges": judge_means((j.name, j.score, j.interpretation)
+                              for r in summary.results for j in r.judges),
+    }
+
+
+def judge_means(scores: Iterable[tuple[str, int | None, str]]) -> dict[str, dict[str, Any]]:
+    """Per judge, from ``(name, score, interpretation)``: the mean over scored iterations and
+    how many were inconclusive or not evaluated."""
+    table: dict[str, dict[str, Any]] = {}
+    for name, score, interpretation in scores:
+        cell = table.setdefault(name, {"scores": [], "inconclusive": 0, "not_evaluated": 0})
+        if score is not None:
+            cell["scores"].append(score)
+        elif interpretation in ("inconclusive", "not_evaluated"):
+            cell[interpretation] += 1
+    return {name: {"mean": round(sum(c["scores"]) / len(c["scores"]), 3) if c["scores"] else None,
+                   "scored": len(c["scores"]), "inconclusive": c["inconclusive"],
+                   "not_evaluated": c["not_evaluated"]}
+            for name, c in sorted(table.items())}
 
 
 def request_digest(request: dict[str, Any]) -> str:
@@ -155,3 +251,29 @@ def _write_json(path: Path, data: Any) -> None:
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     os.replace(temp, path)
+
+
+def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationResult:
+    """Rebuild an iteration result from its JSON record (xdist workers ship records)."""
+    response = record.get("response")
+    return IterationResult(
+        scenario=scenario,
+        iteration=int(record["iteration"]),
+        status=record["status"],
+        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"])
+                       for v in record.get("verdicts", [])),
+        message=record.get("message", ""),
+        calls=tuple(CallRecord(c["key"], c["cache_hit"], c["latency_ms"], c["entry"],
+                               purpose=c.get("purpose", ""))
+                    for c in record.get("calls", [])),
+        response=response_from_json(response) if response else None,
+        request_digest=record.get("request_digest", ""),
+        judges=tuple(JudgeScore(j["name"], j["score"], j["interpretation"], j["reason"],
+                                j["provider"], j["model"], j.get("warning", ""))
+                     for j in record.get("judges", [])),
+        expected_decision=record.get("expected_decision"),
+        actual_decision=record.get("actual_decision"),
+        metric_samples=tuple((record.get("metrics") or {}).items()),
+        environment=dict(record.get("environment") or {}),
+        transcript=tuple(record.get("transcript") or ()),
+    )

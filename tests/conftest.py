@@ -15,6 +15,7 @@ import yaml
 from harness.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+pytest_plugins = ["pytester"]
 
 
 @dataclass
@@ -119,7 +120,10 @@ class Project:
 
 
 @pytest.fixture
-def project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Project:
+def project(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+            monkeypatch: pytest.MonkeyPatch) -> Project:
     """An empty project with a pyproject.toml (no [tool.harness]: defaults apply)."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    # A CI job's summary file must not collect the reports of throwaway test projects.
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     return Project(tmp_path, capsys)

@@ -617,3 +617,36 @@ def test_registry_lists_every_kind_of_the_spec() -> None:
         "equals", "contains", "not_contains", "regex", "max_chars",
         "json_path", "json_schema", "tool_called", "tool_not_called", "tool_args",
     }
+
+
+# --- text assertions over tool-call arguments ----------------------------------------------
+
+def _tool_output() -> AgentOutput:
+    calls = (ToolCall("file_draft", {"body": "Hello, approval hash 9f3a", "meta": {"note": "ok"}}),
+             ToolCall("file_draft", {"body": "Second draft", "meta": {"note": "fine"}}))
+    return AgentOutput(ChatResponse("Filed two drafts.", calls), "Filed two drafts.", None)
+
+
+def test_not_contains_in_tool_arguments_checks_every_string_of_every_call() -> None:
+    [verdict] = evaluate([{"not_contains": {"value": "approval hash", "tool": "file_draft"}}],
+                         _tool_output(), output_kind="text", output_schema=None)
+    assert verdict.outcome == "reject" and verdict.reason.startswith("file_draft#0.body:")
+    [clean] = evaluate([{"not_contains": {"value": "receipt", "tool": "file_draft"}}],
+                       _tool_output(), output_kind="text", output_schema=None)
+    assert clean.outcome == "pass"
+
+
+def test_max_chars_and_regex_on_a_tool_argument_path() -> None:
+    verdicts = evaluate([{"max_chars": {"value": 12, "tool": "file_draft", "path": "body"}},
+                         {"regex": {"pattern": "^(Hello|Second)", "tool": "file_draft",
+                                    "path": "body"}},
+                         {"contains": {"value": "x", "tool": "file_draft", "path": "missing"}}],
+                        _tool_output(), output_kind="text", output_schema=None)
+    assert [v.outcome for v in verdicts] == ["reject", "pass", "reject"]
+    assert "file_draft#0.body" in verdicts[0].reason
+
+
+def test_text_assertion_on_an_uncalled_tool_is_not_evaluated() -> None:
+    [verdict] = evaluate([{"contains": {"value": "x", "tool": "send_message"}}],
+                         _tool_output(), output_kind="text", output_schema=None)
+    assert verdict.outcome == "not_evaluated" and "send_message was not called" in verdict.reason

@@ -8,6 +8,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from conftest import Project
 
 
@@ -190,10 +192,15 @@ def test_record_missing_records_only_what_misses(project: Project) -> None:
     assert list((project.cache / "cache/helper/globex").rglob("contents.data"))
 
 
-def test_refresh_without_scripted_is_refused_until_providers_exist(project: Project) -> None:
+def test_refresh_without_credentials_fails_before_any_call(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     _two_tenants(project)
     outcome = project.run("run", "--refresh-cache")
-    assert outcome.code == 1 and "--scripted" in outcome.out + outcome.err
+    assert outcome.code == 2, outcome.err
+    assert "eval-credentials-missing" in outcome.err
+    assert "OPENAI_API_KEY" in outcome.err and ".env.evals" in outcome.err
     assert not project.cache.exists()
 
 

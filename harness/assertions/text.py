@@ -47,8 +47,47 @@ def _opts(spec: Any) -> dict[str, Any]:
     return dict(spec) if isinstance(spec, Mapping) else {"value": spec}
 
 
+def _tool_texts(spec: dict[str, Any], subject: Subject) -> list[tuple[str, str]] | Result:
+    """Strings in the arguments of every call of ``spec['tool']`` (all string leaves, or ``path``).
+
+    A tool that was not called leaves nothing to check: ``not_evaluated``, so a
+    ``tool_called`` assertion beside it decides whether the call was required.
+    """
+    tool = spec["tool"]
+    calls = [c for c in subject.output.response.tool_calls if c.name == tool]
+    if not calls:
+        return "not_evaluated", f"{tool} was not called: no arguments to check"
+    path = spec.get("path")
+    texts: list[tuple[str, str]] = []
+    for number, call in enumerate(calls):
+        where = f"{tool}#{number}"
+        selected = (jsonpath.select_with_paths(call.arguments, path) if path
+                    else list(_string_leaves(call.arguments, "")))
+        if path and not selected:
+            return "reject", f"{where}: {path} selects nothing in {show(call.arguments)}"
+        for inner, value in selected:
+            if not isinstance(value, str):
+                return "reject", f"{where}.{inner} is not a string: found {show(value)}"
+            texts.append((f"{where}.{inner}" if inner else where, value))
+    return texts
+
+
+def _string_leaves(value: Any, where: str) -> list[tuple[str, Any]]:
+    """Every string inside a JSON value, with its path."""
+    if isinstance(value, str):
+        return [(where, value)]
+    if isinstance(value, Mapping):
+        return [leaf for key, item in value.items()
+                for leaf in _string_leaves(item, f"{where}.{key}" if where else str(key))]
+    if isinstance(value, list):
+        return [leaf for i, item in enumerate(value) for leaf in _string_leaves(item, f"{where}[{i}]")]
+    return []
+
+
 def _texts(spec: dict[str, Any], subject: Subject, kind: str) -> list[tuple[str, str]] | Result:
     """The texts to test, each with where it came from, or the verdict that stops us."""
+    if "tool" in spec:
+        return _tool_texts(spec, subject)
     path = spec.get("path")
     if path is None:
         return [("text", subject.output.text)]
@@ -72,12 +111,12 @@ def _run(spec: dict[str, Any], subject: Subject, kind: str, test: _Test) -> Resu
     reason = ""
     for where, text in texts:
         passed, reason = test(text)
-        prefix = f"{where}: " if "path" in spec else ""
+        prefix = f"{where}: " if "path" in spec or "tool" in spec else ""
         if not passed:
             return "reject", prefix + reason
         reason = prefix + reason
     if len(texts) > 1:
-        return "pass", f"all {len(texts)} strings at {spec['path']} pass"
+        return "pass", f"all {len(texts)} strings at {_at(spec).removeprefix(' at ')} pass"
     return "pass", reason
 
 
@@ -116,6 +155,8 @@ def _q(value: str) -> str:
 
 
 def _at(spec: dict[str, Any]) -> str:
+    if "tool" in spec:
+        return f" in {spec['tool']} arguments" + (f" at {spec['path']}" if "path" in spec else "")
     return f" at {spec['path']}" if "path" in spec else ""
 
 

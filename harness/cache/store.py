@@ -174,6 +174,8 @@ class CacheStore:
             "contents_sha256": hashlib.sha256(payload).hexdigest(),
             "request": call.request,
         }
+        if call.purpose:
+            meta["purpose"] = call.purpose
         parent = final.parent
         parent.mkdir(parents=True, exist_ok=True)
         temp = parent / f"{_TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
@@ -193,6 +195,21 @@ class CacheStore:
         if not folder.is_dir():
             return []
         return sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+    def sweep_temporaries(self, call: ChatCall, key: str) -> int:
+        """Remove the temporary folders a killed writer left for this entry; returns how many.
+
+        Only call it while holding the entry's journal claim: no other writer can
+        then be building the same entry.
+        """
+        final = self.path_for(call, key)
+        if not final.parent.is_dir():
+            return 0
+        prefixes = (f"{_TEMP_PREFIX}{final.name}-", f"{_TEMP_PREFIX}old-{final.name}-")
+        stale = [p for p in final.parent.iterdir() if p.name.startswith(prefixes)]
+        for path in stale:
+            shutil.rmtree(path, ignore_errors=True)
+        return len(stale)
 
 
 def _corrupt(call: ChatCall, reason: str) -> CacheCorrupt:

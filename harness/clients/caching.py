@@ -5,19 +5,33 @@ client answers (and the answer is written) or, when the inner client is the
 :class:`~harness.clients.offline.OfflineClient`, refuses. ``refresh=True``
 skips the lookup and re-records: the only way the harness spends money, and
 never implicit.
+
+With a :class:`~harness.refresh.journal.Journal` (recording against a real
+provider), a paid answer is journaled before it is materialised, and an answer
+already journaled by an interrupted run is materialised without paying again.
+Whatever was recorded, the caller gets the response read back from the entry,
+so a recording run gives the verdicts an offline replay of it would give.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING, Literal
 
 from harness.cache.store import CacheStore, EntryAbsent, utc_now
 from harness.clients.base import ChatClient
-from harness.entities import ChatCall, ChatResponse, JsonObject
+from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
 from harness.key import compute_key
+
+if TYPE_CHECKING:
+    from harness.refresh.journal import Journal
+
+#: Where an answer came from: the committed cache, a journal left by an interrupted run, the provider.
+Source = Literal["cache", "journal", "provider"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +44,11 @@ class CallRecord:
     entry: str
     """Entry folder, relative to the cache root."""
     absent_reason: str = ""
+    purpose: str = ""
+    """Empty for the agent's own call, ``judge:<name>`` for a judge."""
+    source: Source = "cache"
+    usage: Usage = field(default_factory=Usage)
+    """Tokens the call spent this run (zero unless ``source`` is ``provider``)."""
 
 
 class CachingClient:
@@ -42,6 +61,7 @@ class CachingClient:
         *,
         refresh: bool = False,
         clock: Callable[[], datetime] = utc_now,
+        journal: Journal | None = None,
     ) -> None:
         self.inner = inner
         self.provider = inner.provider
@@ -51,6 +71,10 @@ class CachingClient:
         self._clock = clock
         self.written = 0
         """Entries written by this client (zero in an offline run, always)."""
+        self.journal = journal
+        self.journaled: list[str] = []
+        """Keys materialised through the journal (forgotten when the whole run succeeds)."""
+        self._lock = threading.Lock()
 
     def complete(self, call: ChatCall) -> ChatResponse:
         """Protocol method: answer from the cache, else from the inner client."""
@@ -70,21 +94,54 @@ class CachingClient:
                 absent_reason = absent.reason
             else:
                 return entry.response, self._record(key, True, started, call)
-        response = self.inner.complete(call)
-        self.store.write(call, key, response, now)
-        self.written += 1
-        return response, self._record(key, False, started, call, absent_reason)
+        if self.journal is None:
+            response = self.inner.complete(call)
+            self.store.write(call, key, response, now)
+            source: Source = "provider"
+        else:
+            response, source = self._through_journal(self.journal, call, key, now)
+            if source == "cache":  # another process recorded it while we waited for the claim
+                return response, self._record(key, True, started, call)
+        with self._lock:
+            self.written += 1
+        recorded = self.store.read(call, key, now).response
+        usage = response.usage if source == "provider" else Usage()
+        return recorded, self._record(key, False, started, call, absent_reason, source, usage)
+
+    def _through_journal(
+        self, journal: Journal, call: ChatCall, key: str, now: datetime
+    ) -> tuple[ChatResponse, Source]:
+        """Claim the key, reuse a journaled answer or pay and journal, then materialise."""
+        with journal.claim(key):
+            if not self.refresh:
+                try:
+                    return self.store.read(call, key, now).response, "cache"
+                except EntryAbsent:
+                    pass
+            response = journal.get(key)
+            source: Source = "journal"
+            if response is None:
+                response = self.inner.complete(call)
+                journal.put(key, call, response)
+                source = "provider"
+            self.store.sweep_temporaries(call, key)
+            self.store.write(call, key, response, now)
+            with self._lock:
+                self.journaled.append(key)
+            return response, source
 
     def bind(self, scenario_id: str, iteration: int) -> BoundClient:
         """A client for one scenario iteration, as handed to an agent implementation."""
         return BoundClient(self, scenario_id, iteration)
 
     def _record(
-        self, key: str, hit: bool, started: float, call: ChatCall, absent_reason: str = ""
+        self, key: str, hit: bool, started: float, call: ChatCall, absent_reason: str = "",
+        source: Source = "cache", usage: Usage | None = None,
     ) -> CallRecord:
         folder = self.store.path_for(call, key).relative_to(self.store.root).as_posix()
         latency = (time.perf_counter() - started) * 1000
-        return CallRecord(key, hit, round(latency, 3), folder, absent_reason)
+        return CallRecord(key, hit, round(latency, 3), folder, absent_reason, call.purpose,
+                          source, usage or Usage())
 
 
 class BoundClient:
@@ -100,14 +157,21 @@ class BoundClient:
         self.iteration = iteration
         self.calls: list[CallRecord] = []
 
-    def complete(self, request: JsonObject) -> ChatResponse:
-        """Answer a canonical request for this scenario iteration."""
+    def complete(self, request: JsonObject, *, provider: str | None = None,
+                 model: str | None = None, purpose: str = "") -> ChatResponse:
+        """Answer a canonical request for this scenario iteration.
+
+        A judge passes its own ``provider`` and ``model`` (they enter its key, as
+        for any call) and a ``purpose`` (``judge:<name>``) that is recorded in
+        ``entry.json`` but never keyed; the agent's own calls pass neither.
+        """
         call = ChatCall(
             scenario_id=self.scenario_id,
             iteration=self.iteration,
-            provider=self.parent.provider,
-            model=self.parent.model,
+            provider=provider or self.parent.provider,
+            model=model or self.parent.model,
             request=request,
+            purpose=purpose,
         )
         response, record = self.parent.complete_recorded(call)
         self.calls.append(record)

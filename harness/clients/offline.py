@@ -13,6 +13,7 @@ from pathlib import Path
 from harness.cache.layout import ENTRY_FILE
 from harness.cache.store import CacheStore
 from harness.clients.base import credential_variable
+from harness.diagnose import explain_miss
 from harness.entities import ChatCall, ChatResponse
 from harness.errors import CacheMiss, rerecord_command
 
@@ -41,16 +42,18 @@ class OfflineClient:
         """Never answers: raises the miss, with the path, command and credentials to fix it."""
         expected = self._store.path_for(call) / ENTRY_FILE
         recorded = self._store.entries_of(call.scenario_id, call.iteration)
-        variable = credential_variable(self.provider, self._api_key_env)
+        own = call.provider == self.provider  # a judge may use another provider
+        variable = credential_variable(call.provider, self._api_key_env if own else None)
         credentials = self._relative(self._credentials_file) if self._credentials_file else None
         lines = [
-            f"{call.scenario_id} iteration {call.iteration} has no cache entry for its request "
-            f"(provider {call.provider}, model {call.model}).",
+            f"{call.scenario_id} iteration {call.iteration} has no cache entry for its "
+            f"{_what(call.purpose)} (provider {call.provider}, model {call.model}).",
             f"  expected entry: {self._relative(expected)}",
             f"  recorded for this iteration: {len(recorded)} other entr"
             f"{'y' if len(recorded) == 1 else 'ies'}"
             + (" (the request, model or provider changed since they were recorded)"
                if recorded else ""),
+            *explain_miss(call, recorded, self._relative),
             f"  re-record: {rerecord_command(call.scenario_id)}",
             f"  credentials: {variable} from the environment"
             + (f" or {credentials}" if credentials else ""),
@@ -62,3 +65,7 @@ class OfflineClient:
             return path.relative_to(self._root).as_posix()
         except ValueError:
             return path.as_posix()
+
+
+def _what(purpose: str) -> str:
+    return f"{purpose} request" if purpose else "request"

@@ -8,7 +8,9 @@ spending money.
 
 from __future__ import annotations
 
+import fnmatch
 import json
+import threading
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -26,7 +28,8 @@ class ScriptedClient:
         self.model = model
         self._script = script
         self._source = source or "the script"
-        self._calls: defaultdict[tuple[str, int], int] = defaultdict(int)
+        self._calls: defaultdict[tuple[str, int, str], int] = defaultdict(int)
+        self._lock = threading.Lock()  # recording runs call it from several threads
 
     @classmethod
     def from_file(cls, provider: str, model: str, path: Path) -> ScriptedClient:
@@ -39,20 +42,38 @@ class ScriptedClient:
         return cls(provider, model, data, source=str(path))
 
     def complete(self, call: ChatCall) -> ChatResponse:
-        """The next scripted answer for the call's scenario and iteration."""
+        """The next scripted answer for the call's scenario, iteration and purpose.
+
+        A judge call (purpose ``judge:<name>``) reads ``<tenant>/<scenario>#judge:<name>``;
+        when that key is absent, the first key with a ``*`` that matches it as a glob
+        (``*#judge:relevance``) answers instead.
+        """
         agent, _, local_id = call.scenario_id.partition("/")
-        answers = self._script.get(local_id)
+        if call.purpose:
+            local_id = f"{local_id}#{call.purpose}"
+        answers = self._lookup(local_id)
         if answers is None:
             raise ScriptError(f"{self._source} has no answer for '{local_id}' "
                               f"(scenario {call.scenario_id})")
         if not isinstance(answers, list):
             answers = [answers]
-        index = self._calls[(call.scenario_id, call.iteration)]
-        self._calls[(call.scenario_id, call.iteration)] += 1
+        counter = (call.scenario_id, call.iteration, call.purpose)
+        with self._lock:
+            index = self._calls[counter]
+            self._calls[counter] += 1
         if index >= len(answers):
             raise ScriptError(f"{self._source}: '{local_id}' has {len(answers)} answer(s), "
                               f"call {index + 1} of iteration {call.iteration} has none")
-        return _answer(answers[index], f"{self._source}: '{local_id}'[{index}]", self.model)
+        model = call.model if call.purpose else self.model  # a judge answers as its own model
+        return _answer(answers[index], f"{self._source}: '{local_id}'[{index}]", model)
+
+    def _lookup(self, local_id: str) -> Any:
+        if local_id in self._script:
+            return self._script[local_id]
+        for pattern, answers in self._script.items():
+            if "*" in str(pattern) and fnmatch.fnmatchcase(local_id, str(pattern)):
+                return answers
+        return None
 
 
 def _answer(item: Any, where: str, model: str) -> ChatResponse:
