@@ -23,7 +23,7 @@ from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
 from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
-from harness.entities import Agent, Scenario, Status
+from harness.entities import Agent, AgentOutput, Scenario, Status
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_declared_agent
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
@@ -112,8 +112,9 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
-        result = _run_iteration(agent, scenario, iteration, request, client, request_digest(request))
-        result = score_iteration(agent, request, result, client)  # judges, decisions, metrics
+        result, output = _run_iteration(agent, scenario, iteration, request, client,
+                                        request_digest(request))
+        result = score_iteration(agent, request, result, output, client)  # judges, metrics
         self._writer.write(result)
         return result
 
@@ -208,30 +209,32 @@ def _run_iteration(
     request: dict[str, object],
     client: BoundClient,
     digest: str,
-) -> IterationResult:
+) -> tuple[IterationResult, AgentOutput | None]:
+    """Run and assert one iteration; the output (None on a miss or error) feeds the judges."""
     try:
-        output = run_declared_agent(agent, request, client)
+        output = run_declared_agent(agent, request, client, scenario)
     except CacheError as exc:
         return IterationResult(scenario, iteration, exc.status, message=str(exc),  # type: ignore[arg-type]
-                               calls=tuple(client.calls), request_digest=digest)
+                               calls=tuple(client.calls), request_digest=digest), None
     except HarnessError as exc:
         return IterationResult(scenario, iteration, "error", message=str(exc),
-                               calls=tuple(client.calls), request_digest=digest)
+                               calls=tuple(client.calls), request_digest=digest), None
     verdicts = tuple(evaluate(scenario.expect, output, output_kind=agent.output,
                               output_schema=agent.output_schema))
     calls = tuple(client.calls)
     base = IterationResult(scenario, iteration, "passed", verdicts, "", calls, output.response, digest)
     if not verdicts:
         return _replace(base, "unchecked", "the scenario has no hard assertion (expect is empty): "
-                                           "a scenario that checks nothing cannot pass")
+                                           "a scenario that checks nothing cannot pass"), output
     verdict = overall(verdicts)
     if verdict == "reject":
         rejected = [v for v in verdicts if v.outcome == "reject"]
-        return _replace(base, "rejected", "; ".join(f"{v.assertion}: {v.reason}" for v in rejected))
+        return _replace(base, "rejected",
+                        "; ".join(f"{v.assertion}: {v.reason}" for v in rejected)), output
     if verdict == "not_evaluated":
         return _replace(base, "unchecked", "no assertion could be evaluated (all not_evaluated): "
-                                           "the scenario checked nothing")
-    return base
+                                           "the scenario checked nothing"), output
+    return base, output
 
 
 def _replace(result: IterationResult, status: Status, message: str) -> IterationResult:

@@ -239,6 +239,7 @@ class _Loader:
             judge=dict(data.get("judge", {})),
             metrics=tuple(data.get("metrics", [])),
             decision_path=data.get("decision_path", "decision"),
+            max_tool_rounds=data.get("max_tool_rounds", 4),
         )
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
@@ -335,9 +336,10 @@ class _Loader:
             context=data.get("context"),
             params=dict(data.get("params", {})),
             iterations=data.get("iterations", 1),
-            expect=tuple(data["expect"]),
+            expect=tuple(data.get("expect", [])),
             judge=self._judges(file, data.get("judge")),
             tags=tuple(data.get("tags", [])),
+            tool_results=dict(data.get("tool_results", {})),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:

@@ -54,6 +54,8 @@ class Agent:
     metrics: tuple[JsonObject, ...] = ()
     """Deterministic metrics over the agent's scenarios (see :mod:`harness.metrics`)."""
     decision_path: str = "decision"
+    max_tool_rounds: int = 4
+    """How many times scripted tool results are fed back before the turn is cut short."""
     """JSON path of the decision in a json output: expected and actual decisions in records."""
 
 
@@ -75,6 +77,8 @@ class Scenario:
     expect: tuple[JsonObject, ...]
     judge: tuple[JsonObject, ...]
     tags: tuple[str, ...] = ()
+    tool_results: JsonObject = field(default_factory=dict)
+    """Scripted results per tool name (one value, or a list used in call order)."""
 
     @property
     def id(self) -> str:
@@ -160,3 +164,14 @@ class AgentOutput:
     parsed: Any
     """The decoded JSON output for ``output: json`` agents, else ``None``."""
     parse_error: str | None = None
+    steps: tuple[ChatResponse, ...] = ()
+    """Every response of a tool loop, in order (empty for a single call)."""
+    loop_messages: tuple[JsonObject, ...] = ()
+    """The assistant tool calls and scripted tool results the loop added to the conversation."""
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """Every tool call the agent made in the iteration, across tool-loop steps."""
+        if not self.steps:
+            return self.response.tool_calls
+        return tuple(call for step in self.steps for call in step.tool_calls)

@@ -1,23 +1,82 @@
-"""Run one agent on one scenario iteration: request -> client -> parsed output.
+"""Run one agent on one scenario iteration: request -> client(s) -> parsed output.
 
-A declared agent (``agent.yaml``) makes one call with the canonical request
-and parses the answer according to its ``output`` kind. The client it gets is
-bound to the scenario iteration, so an agent implementation that needs several
-calls (a tool loop) gets one cache entry per call.
+A declared agent (``agent.yaml``) calls the model with the canonical request.
+When the model calls tools and the scenario scripts their results
+(``tool_results``), the results are fed back and the model is called again,
+up to ``max_tool_rounds`` times: a lookup -> result -> draft flow is one
+scenario. A tool call without a scripted result ends the turn; that call is
+the agent's final action (``file_draft`` filed for approval, say). Each call
+gets its own cache entry under the iteration, keyed by everything before it.
 """
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from harness.clients.caching import BoundClient
-from harness.entities import Agent, AgentOutput, ChatResponse, JsonObject
+from harness.entities import Agent, AgentOutput, ChatResponse, JsonObject, Scenario
+
+_NO_RESULT = object()
 
 
-def run_declared_agent(agent: Agent, request: JsonObject, client: BoundClient) -> AgentOutput:
-    """One call, then the output parsed per the agent's contract."""
+def run_declared_agent(
+    agent: Agent, request: JsonObject, client: BoundClient, scenario: Scenario | None = None
+) -> AgentOutput:
+    """Call the model (looping over scripted tool results), then parse the final answer."""
+    tool_results = scenario.tool_results if scenario is not None else {}
     response = client.complete(request)
-    return parse_output(agent, response)
+    steps = [response]
+    messages = list(request["messages"])
+    used: dict[str, int] = {}
+    next_id = _ids_in(messages)
+    for _ in range(agent.max_tool_rounds if tool_results else 0):
+        if not response.tool_calls:
+            break
+        results = [_next_result(tool_results, call.name, used) for call in response.tool_calls]
+        if any(result is _NO_RESULT for result in results):
+            break
+        ids = [f"call_{next_id + n}" for n in range(len(results))]
+        next_id += len(results)
+        messages.append({
+            "role": "assistant",
+            "content": response.content,
+            "tool_calls": [{"id": i, "name": c.name, "arguments": c.arguments}
+                           for i, c in zip(ids, response.tool_calls, strict=True)],
+        })
+        messages.extend({"role": "tool", "tool_call_id": i, "content": _as_text(result)}
+                        for i, result in zip(ids, results, strict=True))
+        response = client.complete({**request, "messages": list(messages)})
+        steps.append(response)
+    output = parse_output(agent, response)
+    if len(steps) > 1:
+        added = tuple(messages[len(request["messages"]):])
+        output = AgentOutput(output.response, output.text, output.parsed, output.parse_error,
+                             steps=tuple(steps), loop_messages=added)
+    return output
+
+
+def _ids_in(messages: list[Any]) -> int:
+    """How many tool-call ids the canonical request already uses (``call_0`` ...)."""
+    return sum(len(m.get("tool_calls") or []) for m in messages)
+
+
+def _next_result(tool_results: JsonObject, name: str, used: dict[str, int]) -> Any:
+    """The scripted result of the next call of ``name``; a list is consumed in order."""
+    if name not in tool_results:
+        return _NO_RESULT
+    value = tool_results[name]
+    if not isinstance(value, list):
+        return value
+    index = used.get(name, 0)
+    used[name] = index + 1
+    return value[index] if index < len(value) else _NO_RESULT
+
+
+def _as_text(result: Any) -> str:
+    """Tool results travel as text; structured ones as compact JSON."""
+    return result if isinstance(result, str) else json.dumps(result, ensure_ascii=False,
+                                                              sort_keys=True)
 
 
 def parse_output(agent: Agent, response: ChatResponse) -> AgentOutput:

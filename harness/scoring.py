@@ -14,17 +14,15 @@ from typing import Any
 
 from harness.clients.caching import BoundClient
 from harness.entities import Agent, AgentOutput, JsonObject
-from harness.execution import parse_output
 from harness.judges import evaluate_judges, not_evaluated
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.results import IterationResult
 
 
 def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
-                    client: BoundClient) -> IterationResult:
+                    output: AgentOutput | None, client: BoundClient) -> IterationResult:
     """The result with judges, decisions, metric samples, environment and transcript added."""
     scenario = result.scenario
-    output = parse_output(agent, result.response) if result.response is not None else None
     if output is None:
         judges = not_evaluated(scenario, "the agent produced no output to judge")
     else:
@@ -50,6 +48,7 @@ def _transcript(request: JsonObject, output: AgentOutput | None) -> tuple[JsonOb
         messages = messages[1:]  # the agent's system prompt: the same for every scenario
     turns = [dict(m) for m in messages]
     if output is not None:
+        turns.extend(dict(m) for m in output.loop_messages)
         reply: JsonObject = {"role": "assistant", "content": output.response.content}
         if output.response.tool_calls:
             reply["tool_calls"] = [{"name": c.name, "arguments": c.arguments}

@@ -54,7 +54,7 @@ def _tool_texts(spec: dict[str, Any], subject: Subject) -> list[tuple[str, str]]
     ``tool_called`` assertion beside it decides whether the call was required.
     """
     tool = spec["tool"]
-    calls = [c for c in subject.output.response.tool_calls if c.name == tool]
+    calls = [c for c in subject.output.tool_calls if c.name == tool]
     if not calls:
         return "not_evaluated", f"{tool} was not called: no arguments to check"
     path = spec.get("path")

@@ -19,12 +19,12 @@ def _name(spec: Any) -> str:
 
 
 def _calls(subject: Subject, name: str) -> list[ToolCall]:
-    return [call for call in subject.output.response.tool_calls if call.name == name]
+    return [call for call in subject.output.tool_calls if call.name == name]
 
 
 def _called_names(subject: Subject) -> str:
     """Which tools were called, for a reason that explains a miss."""
-    names = [call.name for call in subject.output.response.tool_calls]
+    names = [call.name for call in subject.output.tool_calls]
     return ", ".join(names) if names else "no tool calls"
 
 

@@ -221,6 +221,6 @@ def _render_turn(message: Mapping[str, Any]) -> str:
 
 def _render_output(output: AgentOutput) -> str:
     text = output.text or "(no text)"
-    for call in output.response.tool_calls:
+    for call in output.tool_calls:
         text += f"\n-> tool call {call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
     return text
