@@ -642,7 +642,7 @@ def test_max_chars_and_regex_on_a_tool_argument_path() -> None:
                                     "path": "body"}},
                          {"contains": {"value": "x", "tool": "file_draft", "path": "missing"}}],
                         _tool_output(), output_kind="text", output_schema=None)
-    assert [v.outcome for v in verdicts] == ["reject", "pass", "reject"]
+    assert [v.outcome for v in verdicts] == ["reject", "pass", "not_evaluated"]
     assert "file_draft#0.body" in verdicts[0].reason
 
 

@@ -92,7 +92,8 @@ def test_committed_answers_are_valid_tool_calls_without_approval_metadata() -> N
         for item in scenarios[local_id]["expect"]:
             if item.get("name") in (LEAK_CHECK, BODY_LEAK_CHECK):
                 forbidden += item["not_contains"]["any"]
-        for call in answer.get("tool_calls", []):
+        steps = answer if isinstance(answer, list) else [answer]  # a tool loop has several
+        for call in (c for step in steps for c in step.get("tool_calls", [])):
             assert call["name"] != "send_message", local_id
             errors = [e.message for e in validators[call["name"]].iter_errors(call["arguments"])]
             assert not errors, f"{local_id}: {call['name']}: {errors}"

@@ -75,3 +75,16 @@ def test_tool_results_list_is_consumed_in_order_and_rounds_are_bounded(project: 
     outcome = project.run("run")
     assert outcome.code == 0, outcome.out
     assert len(project.records()[-1]["calls"]) == 3  # the first call plus two rounds
+
+
+def test_follow_up_entries_of_a_loop_are_referenced_not_unused(project: Project) -> None:
+    _agent(project)
+    path = project.scenario("ops/acme/reply", [LOOKUP, DRAFT], expect=EXPECT,
+                            tool_results={"lookup_baseline": {"contract": "none"}})
+    project.record()
+    clean = project.run("prune", "--dry-run")
+    assert "would remove 0 unused entr" in clean.out, clean.out
+    path.write_text(path.read_text().replace("none", "signed"))
+    project.record()
+    stale = project.run("prune", "--dry-run")
+    assert "would remove 1 unused entry" in stale.out, stale.out

@@ -52,6 +52,8 @@ def _tool_texts(spec: dict[str, Any], subject: Subject) -> list[tuple[str, str]]
 
     A tool that was not called leaves nothing to check: ``not_evaluated``, so a
     ``tool_called`` assertion beside it decides whether the call was required.
+    Arguments are often optional, so a call without ``path`` is skipped; when no
+    call has it, the verdict is ``not_evaluated`` too (``tool_args`` checks presence).
     """
     tool = spec["tool"]
     calls = [c for c in subject.output.tool_calls if c.name == tool]
@@ -63,12 +65,12 @@ def _tool_texts(spec: dict[str, Any], subject: Subject) -> list[tuple[str, str]]
         where = f"{tool}#{number}"
         selected = (jsonpath.select_with_paths(call.arguments, path) if path
                     else list(_string_leaves(call.arguments, "")))
-        if path and not selected:
-            return "reject", f"{where}: {path} selects nothing in {show(call.arguments)}"
         for inner, value in selected:
             if not isinstance(value, str):
                 return "reject", f"{where}.{inner} is not a string: found {show(value)}"
             texts.append((f"{where}.{inner}" if inner else where, value))
+    if not texts:
+        return "not_evaluated", f"no call of {tool} has {path or 'a string argument'}"
     return texts
 
 

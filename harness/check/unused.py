@@ -16,17 +16,23 @@ read or understood is never classified, so prune never deletes it.
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.cache.layout import entry_dir
+from harness.cache.store import CacheStore
 from harness.check.context import CheckContext
 from harness.check.entries import CacheTree, EntryRecord
 from harness.check.findings import Finding, GuardResult
+from harness.clients.caching import CachingClient
+from harness.clients.offline import OfflineClient
+from harness.config import MIN_TTL_DAYS
 from harness.datasets import Dataset, Selection
 from harness.entities import ChatCall, Scenario
-from harness.errors import rerecord_command
+from harness.errors import HarnessError, rerecord_command
+from harness.execution import run_declared_agent
 from harness.key import compute_key
 
 GUARD = "unused"
@@ -72,6 +78,30 @@ def referenced_keys(dataset: Dataset, selection: Selection) -> dict[tuple[str, i
     return keys
 
 
+def loop_keys(cache_root: Path, dataset: Dataset, selection: Selection) -> set[str]:
+    """Keys of the follow-up calls of tool loops, found by replaying them offline.
+
+    The key of a call after a scripted tool result depends on the recorded answer
+    before it, so it cannot be computed from the scenario alone: an offline
+    replay (reads only, stops at the first miss) lists exactly what a run reads.
+    """
+    store = CacheStore(cache_root, ttl_days=MIN_TTL_DAYS)
+    keys: set[str] = set()
+    for scenario in selection.apply(dataset.scenarios):
+        if not scenario.tool_results:
+            continue
+        agent = dataset.agents[scenario.agent]
+        offline = OfflineClient(agent.provider, agent.model, store=store,
+                                project_root=cache_root, credentials_file=None)
+        request = dataset.request_for(scenario)
+        for iteration in range(scenario.iterations):
+            client = CachingClient(offline, store).bind(scenario.id, iteration)
+            with contextlib.suppress(HarnessError):
+                run_declared_agent(agent, request, client, scenario)
+            keys.update(call.key for call in client.calls)
+    return keys
+
+
 def in_scope(scenario_id: str, scenarios: dict[str, Scenario], selection: Selection) -> bool:
     """Whether the filters select this scenario id (which may no longer exist)."""
     scenario = scenarios.get(scenario_id)
@@ -90,6 +120,7 @@ def in_scope(scenario_id: str, scenarios: dict[str, Scenario], selection: Select
 def classify(cache_root: Path, dataset: Dataset, selection: Selection, tree: CacheTree) -> Usage:
     """Split the in-scope entries into referenced and orphans; list referenced keys with no entry."""
     refs = referenced_keys(dataset, selection)
+    followers = loop_keys(cache_root, dataset, selection)
     scenarios = {s.id: s for s in dataset.scenarios}
     by_folder = {e.folder: e for e in tree.entries}
     readable = [e for e in tree.entries if not e.problems and e.iteration is not None
@@ -99,7 +130,7 @@ def classify(cache_root: Path, dataset: Dataset, selection: Selection, tree: Cac
                if not e.purpose and refs.get((e.scenario_id, e.iteration or 0)) == e.key}
     orphans: list[Orphan] = []
     for entry in readable:
-        reason = _orphan_reason(entry, scenarios, refs, current)
+        reason = "" if entry.key in followers else _orphan_reason(entry, scenarios, refs, current)
         if reason:
             orphans.append(Orphan(entry.folder, entry.scenario_id, reason))
     missing = []
