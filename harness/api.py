@@ -59,7 +59,8 @@ class EvalSession:
 
     Construction loads and validates everything and raises
     :class:`~harness.errors.DatasetError` or :class:`~harness.errors.ConfigError`
-    (exit 2) before any call is made.
+    (exit 2) before any call is made. ``worker`` names this process's records file
+    when several processes write one run (pytest-xdist workers).
     """
 
     def __init__(
@@ -70,6 +71,7 @@ class EvalSession:
         dataset: Dataset | None = None,
         clock: Callable[[], datetime] = utc_now,
         run_id: str | None = None,
+        worker: str = "",
     ) -> None:
         self.config = config
         self.options = options or RunOptions()
@@ -86,7 +88,7 @@ class EvalSession:
         self._lock = threading.Lock()
         self.summary = RunSummary(run_id=run_id or new_run_id(datetime.now(UTC)),
                                   started=clock(), results_dir=config.results)
-        self._writer = ResultWriter(config.results, self.summary.run_id)
+        self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
         if self.options.mode == "offline":
             stamp = check_stamp(config.cache)
@@ -104,7 +106,7 @@ class EvalSession:
         """Run, assert and record one scenario iteration (thread-safe)."""
         result = self.execute(scenario, iteration)
         with self._lock:
-            self.summary.results.append(result)
+            self.summary.results.append(result.slim())
         return result
 
     def execute(self, scenario: Scenario, iteration: int) -> IterationResult:
@@ -126,6 +128,7 @@ class EvalSession:
         command pays only for what is still missing.
         """
         if self.options.mode != "offline" and self._clients.wrote_entries:
+            self.store.sync()  # the entries are durable before the journal forgets their answers
             write_stamp(self.config.cache, ttl_days=self.config.ttl_days, now=self.clock())
         self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
 
@@ -172,7 +175,7 @@ def run_evals(
                 on_result(result)
     else:
         for result in _run_parallel(session, plan, workers, progress):
-            session.summary.results.append(result)
+            session.summary.results.append(result.slim())
             if on_result is not None:
                 on_result(result)
     if progress is not None:
@@ -307,6 +310,7 @@ class _ClientFactory:
     def settle(self, *, complete: bool) -> None:
         """After the run: forget journaled answers if every call was answered; close handles."""
         if self._journal is not None:
+            self.store.sync()
             if complete:
                 for client in self._clients.values():
                     self._journal.forget(client.journaled)

@@ -10,6 +10,9 @@ every file is collected and raised together as one
 from __future__ import annotations
 
 import fnmatch
+import os
+import sys
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +20,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator, SchemaError
 
-from harness.assertions import check_item
+from harness.assertions import CheckedItem, check_item
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.entities import Agent, JsonObject, Scenario
@@ -31,6 +34,8 @@ from harness.validation import read_document, read_text, schema_problems
 AGENT_FILE = "agent.yaml"
 TENANT_FILE = "tenant.yaml"
 SCENARIO_SUFFIXES = (".yaml", ".yml", ".json")
+#: The params and tool_results of every scenario that has none (read-only by convention).
+_EMPTY: JsonObject = {}
 #: Connection settings that must never reach the key through ``options``.
 _CONNECTION_OPTIONS = {
     "base_url", "api_base", "api_key", "endpoint", "headers", "timeout", "timeout_s",
@@ -112,6 +117,7 @@ class _Loader:
         self.problems: list[Problem] = []
         self.cache_rel = config.relative(config.cache)
         self._agent: Agent | None = None
+        self._items: dict[str, CheckedItem] = {}
 
     def load(self) -> Dataset:
         if not self.root.is_dir():
@@ -153,10 +159,10 @@ class _Loader:
 
     def _children(self, folder: Path, *, dirs: bool) -> list[Path]:
         """Visible sub-folders (or files), sorted, with unsafe and colliding names reported."""
-        entries = sorted(
-            p for p in folder.iterdir()
-            if not p.name.startswith((".", "_")) and p.is_dir() == dirs
-        )
+        with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per file
+            names = sorted(e.name for e in scan
+                           if not e.name.startswith((".", "_")) and e.is_dir() == dirs)
+        entries = [folder / name for name in names]
         for entry in entries:
             problem = name_problem(entry.name if dirs else entry.stem)
             if problem:
@@ -175,8 +181,8 @@ class _Loader:
             p for p in self._children(tenant_dir, dirs=False)
             if p.suffix in SCENARIO_SUFFIXES and p.name != TENANT_FILE
         ]
-        stems = [p.stem for p in files]
-        for stem in sorted({s for s in stems if stems.count(s) > 1}):
+        counts = Counter(p.stem for p in files)
+        for stem in sorted(s for s, n in counts.items() if n > 1):
             self.problems.append(Problem(
                 tenant_dir, "names",
                 f"scenario '{stem}' exists with two extensions: both would be one scenario id",
@@ -320,26 +326,28 @@ class _Loader:
             for index, item in enumerate(data.get("expect", [])):
                 problems.extend(Problem(file, f"expect[{index}]", reason,
                                         "see docs/formats.md, section Assertions")
-                                for reason in check_item(item))
+                                for reason in check_item(item, schema_checked=True))
         self.problems.extend(problems)
         if problems or not isinstance(data, dict):
             return None
         messages = data.get("messages") or [{"role": "user", "content": data["input"]}]
+        params = data.get("params")
+        tool_results = data.get("tool_results")
         scenario = Scenario(
             agent=agent,
             tenant=tenant.name,
             name=file.stem,
             file=file,
-            type=data["type"],
+            type=sys.intern(data["type"]),
             description=data["description"],
             messages=tuple(messages),
             context=data.get("context"),
-            params=dict(data.get("params", {})),
+            params=dict(params) if params else _EMPTY,
             iterations=data.get("iterations", 1),
-            expect=tuple(data.get("expect", [])),
+            expect=tuple(self._shared(item) for item in data.get("expect", [])),
             judge=self._judges(file, data.get("judge")),
-            tags=tuple(data.get("tags", [])),
-            tool_results=dict(data.get("tool_results", {})),
+            tags=tuple(sys.intern(t) for t in data.get("tags", [])),
+            tool_results=dict(tool_results) if tool_results else _EMPTY,
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:
@@ -350,6 +358,15 @@ class _Loader:
                 f"shorten the agent, tenant or scenario name by {len(worst) - self.config.path_budget}"
                 " characters"))
         return scenario
+
+    def _shared(self, item: JsonObject) -> CheckedItem:
+        """A checked expect item; equal items of different scenarios share one object (a
+        dataset of 50,000 scenarios repeats most of its assertions)."""
+        text = repr(item)  # equal reprs of JSON values are equal values of the same types
+        found = self._items.get(text)
+        if found is None:
+            found = self._items[text] = CheckedItem(item)
+        return found
 
     def _judges(self, file: Path, items: list[Any] | None) -> tuple[JsonObject, ...]:
         """The scenario's judges resolved against its agent (none if the agent is invalid)."""

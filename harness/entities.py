@@ -27,7 +27,7 @@ FAILING_STATUSES: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Agent:
     """An agent (skill under test) as declared in ``<agent>/agent.yaml``."""
 
@@ -59,7 +59,7 @@ class Agent:
     """JSON path of the decision in a json output: expected and actual decisions in records."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Scenario:
     """One scenario file: ``<agent>/<tenant>/<name>.yaml|json``."""
 
@@ -86,7 +86,7 @@ class Scenario:
         return f"{self.agent}/{self.tenant}/{self.name}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChatCall:
     """One call to a chat client, with everything needed to key and explain it."""
 
@@ -100,7 +100,7 @@ class ChatCall:
     """Why the call was made: empty for the agent, ``judge:<name>`` for a judge. Never keyed."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """A tool call requested by the model; ids are volatile and never stored."""
 
@@ -108,7 +108,7 @@ class ToolCall:
     arguments: JsonObject
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Usage:
     """Token usage reported by the provider (zero when unknown)."""
 
@@ -116,7 +116,7 @@ class Usage:
     output_tokens: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ChatResponse:
     """The provider-neutral response the harness stores and asserts on."""
 
@@ -127,7 +127,7 @@ class ChatResponse:
     model: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     """The result of one hard assertion."""
 
@@ -137,7 +137,7 @@ class Verdict:
     reason: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JudgeScore:
     """One judge's score of one scenario iteration: reported, never gating."""
 
@@ -154,7 +154,7 @@ class JudgeScore:
     """Why the score is missing (a judge miss, a provider error); empty otherwise."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AgentOutput:
     """What the agent produced for one scenario iteration, ready for assertions."""
 

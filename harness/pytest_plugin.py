@@ -15,6 +15,7 @@ unless ``--evals`` is given or a collected path lies in the datasets folder.
 
 from __future__ import annotations
 
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,13 @@ from harness.datasets import SCENARIO_SUFFIXES, Selection
 from harness.entities import Scenario
 from harness.errors import HarnessError
 from harness.report.terminal import failure_text, render_summary
-from harness.results import IterationResult, RunSummary, new_run_id, record_of, result_from_record
+from harness.results import (
+    IterationResult,
+    RunSummary,
+    new_run_id,
+    result_from_record,
+    summary_record_of,
+)
 
 _RUN_ID_KEY = "harness_run_id"
 
@@ -62,9 +69,14 @@ class _State:
         self.load_error: HarnessError | None = None
         self.error_reported = False
         self.records: list[dict[str, Any]] = []
+        self._by_file: dict[Path, Scenario] | None = None
+        self._by_folder: dict[Path, list[Scenario]] | None = None
+        self._markers: dict[str, pytest.MarkDecorator] = {}
+        self._datasets_prefix: str | None = None
         self.is_worker = hasattr(config, "workerinput")
         worker_input: dict[str, Any] = getattr(config, "workerinput", {})
         self.run_id: str = worker_input.get(_RUN_ID_KEY) or new_run_id(datetime.now(UTC))
+        self.worker: str = str(worker_input.get("workerid", ""))
 
     @property
     def harness_config(self) -> HarnessConfig:
@@ -89,10 +101,45 @@ class _State:
         """The eval session, created on first use; a dataset error is kept for one report."""
         if self._session is None and self.load_error is None:
             try:
-                self._session = EvalSession(self.harness_config, self.options(), run_id=self.run_id)
+                self._session = EvalSession(self.harness_config, self.options(), run_id=self.run_id,
+                                            worker=self.worker)
             except HarnessError as exc:
                 self.load_error = exc
         return self._session
+
+    def scenario_at(self, session: EvalSession, path: Path) -> Scenario | None:
+        """The selected scenario read from ``path`` (one lookup, not a scan per file)."""
+        if self._by_file is None:
+            self._by_file = {s.file: s for s in session.scenarios}
+        return self._by_file.get(path)
+
+    def scenarios_in(self, session: EvalSession, folder: Path) -> list[Scenario]:
+        """The selected scenarios whose files are in ``folder``, in dataset order."""
+        if self._by_folder is None:
+            self._by_folder = {}
+            for scenario in session.scenarios:
+                self._by_folder.setdefault(scenario.file.parent, []).append(scenario)
+        return self._by_folder.get(folder, [])
+
+    def is_tenant_folder(self, path: Path) -> bool:
+        """``<datasets>/<agent>/<tenant>`` holding selected scenarios (anything else, a helper
+        folder of an agent say, is walked by pytest as usual)."""
+        try:
+            datasets = self.harness_config.datasets
+        except HarnessError:
+            return False
+        if path.parent.parent != datasets:
+            return False
+        session = self.session
+        return session is not None and bool(self.scenarios_in(session, path))
+
+    def marker(self, label: str) -> pytest.MarkDecorator:
+        """The marker of a label, declared once (``--strict-markers`` accepts it)."""
+        found = self._markers.get(label)
+        if found is None:
+            self.pytest_config.addinivalue_line("markers", f"{label}: harness eval label")
+            found = self._markers[label] = getattr(pytest.mark, label)
+        return found
 
     @property
     def existing_session(self) -> EvalSession | None:
@@ -104,7 +151,10 @@ class _State:
             datasets = self.harness_config.datasets
         except HarnessError:
             return False
-        return path.resolve().is_relative_to(datasets)
+        if self._datasets_prefix is None:
+            self._datasets_prefix = f"{datasets}{os.sep}"
+        # a string prefix first: resolving every collected path costs a syscall per component
+        return str(path).startswith(self._datasets_prefix) or path.resolve().is_relative_to(datasets)
 
 
 _STATE = pytest.StashKey[_State]()
@@ -135,6 +185,17 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput[_RUN_ID_KEY] = _state(node.config).run_id
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A tenant folder of the datasets yields its scenarios' items itself: one collector per
+    folder rather than one per scenario file keeps the per-item cost of collection near
+    that of a parametrised test."""
+    state = _state(parent.config)
+    if not state.is_tenant_folder(path):
+        return None
+    return TenantFolder.from_parent(parent, path=path)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     """Scenario files of the datasets folder become collectors; everything else is ignored."""
     if file_path.suffix not in SCENARIO_SUFFIXES:
@@ -145,32 +206,53 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return ScenarioFile.from_parent(parent, path=file_path)
 
 
-class ScenarioFile(pytest.File):
-    """One scenario file: one item per selected iteration."""
+def _items(collector: pytest.Collector, scenarios: list[Scenario]) -> list[pytest.Item]:
+    """One item per selected iteration of each scenario, named by its node id."""
+    state = _state(collector.config)
+    session = state.session
+    if session is None:
+        if state.error_reported:
+            return []
+        state.error_reported = True
+        raise collector.CollectError(str(state.load_error))
+    root = collector.config.rootpath
+    try:
+        prefix = session.config.datasets.relative_to(root).as_posix()
+    except ValueError:
+        prefix = session.config.datasets.as_posix()
+    top = f"{root}{os.sep}"
+    items: list[pytest.Item] = []
+    for scenario in scenarios:
+        path = str(scenario.file)
+        location = (path[len(top):] if path.startswith(top)  # what bestrelpath() gives, cheaply
+                    else collector.session._node_location_to_relpath(scenario.file))
+        for iteration in range(session.iterations_of(scenario)):
+            items.append(EvalItem.from_parent(
+                collector, name=f"{scenario.name}[{iteration}]", path=scenario.file,
+                nodeid=f"{prefix}/{scenario.id}[{iteration}]",
+                scenario=scenario, iteration=iteration, location=location))
+    return items
+
+
+class TenantFolder(pytest.Directory):
+    """``<datasets>/<agent>/<tenant>/``: the items of its selected scenarios, in dataset order."""
 
     def collect(self) -> list[pytest.Item]:
         state = _state(self.config)
         session = state.session
-        if session is None:
-            if state.error_reported:
-                return []
-            state.error_reported = True
-            raise self.CollectError(str(state.load_error))
-        scenario = next((s for s in session.scenarios if s.file == self.path), None)
-        if scenario is None:
+        return _items(self, state.scenarios_in(session, self.path) if session is not None else [])
+
+
+class ScenarioFile(pytest.File):
+    """One scenario file (collected on its own when pytest does not go through its folder)."""
+
+    def collect(self) -> list[pytest.Item]:
+        state = _state(self.config)
+        session = state.session
+        scenario = state.scenario_at(session, self.path) if session is not None else None
+        if session is not None and scenario is None:
             return []  # agent.yaml, tenant.yaml, a script, or a scenario the filters left out
-        root = self.config.rootpath
-        try:
-            prefix = session.config.datasets.relative_to(root).as_posix()
-        except ValueError:
-            prefix = session.config.datasets.as_posix()
-        items: list[pytest.Item] = []
-        for iteration in range(session.iterations_of(scenario)):
-            items.append(EvalItem.from_parent(
-                self, name=f"{scenario.name}[{iteration}]",
-                nodeid=f"{prefix}/{scenario.id}[{iteration}]",
-                scenario=scenario, iteration=iteration))
-        return items
+        return _items(self, [scenario] if scenario is not None else [])
 
 
 class EvalFailed(Exception):
@@ -180,17 +262,26 @@ class EvalFailed(Exception):
 class EvalItem(pytest.Item):
     """One scenario iteration."""
 
-    def __init__(self, *, scenario: Scenario, iteration: int, **kwargs: Any) -> None:
+    def __init__(self, *, scenario: Scenario, iteration: int, location: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
         self.iteration = iteration
         self.result: IterationResult | None = None
+        state = _state(self.config)
         for label in (scenario.agent, scenario.tenant, scenario.type):
-            self.config.addinivalue_line("markers", f"{label}: harness eval label")
-            self.add_marker(label)
+            marker = state.marker(label)  # add_marker() would look each label up again
+            self.keywords[marker.name] = marker
+            self.own_markers.append(marker.mark)
         self.extra_keyword_matches.update({scenario.agent, scenario.tenant, scenario.type})
         self.user_properties.extend(
             [("agent", scenario.agent), ("tenant", scenario.tenant), ("type", scenario.type)])
+        self._location = (location, None, f"{scenario.id}[{iteration}]")
+
+    @property
+    def location(self) -> tuple[str, int | None, str]:
+        """The scenario file relative to the rootdir, known at collection (pytest would compute a
+        relative path per item, and every item has a file of its own)."""
+        return self._location
 
     def runtest(self) -> None:
         session = _state(self.config).session
@@ -215,7 +306,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     if isinstance(item, EvalItem) and report.when == "call" and item.result is not None:
-        report.harness_record = record_of(item.result)
+        report.harness_record = summary_record_of(item.result)
 
 
 class _Reporter:

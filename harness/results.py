@@ -2,8 +2,11 @@
 
 Records hold latency, token usage and the cache-hit flag: they differ on every
 run, so they live in another root than the committed cache, never in git.
-Layout: ``results/<run-id>/<agent>/<tenant>/<name>/<iteration>.json`` plus
-``results/<run-id>/run.json``.
+Layout: ``results/<run-id>/records.jsonl`` (one JSON line per scenario
+iteration; under pytest-xdist each worker writes ``records-<worker>.jsonl``)
+plus ``results/<run-id>/run.json``. One appended file per process, not one
+file (and folder) per iteration: creating 50,000 files and folders costs far
+more than the replay itself.
 """
 
 from __future__ import annotations
@@ -12,12 +15,14 @@ import hashlib
 import json
 import os
 import secrets
+import sys
+import threading
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
@@ -35,11 +40,12 @@ from harness.metrics import MetricValue
 
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
+RECORDS_FILE = "records.jsonl"
 #: Test types where a single reject blocks the run whatever the aggregate pass rate says.
 BLOCKING_TYPES: tuple[str, ...] = ("negative", "adversarial")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class IterationResult:
     """The outcome of one scenario iteration."""
 
@@ -73,10 +79,35 @@ class IterationResult:
         """A reject in a negative or adversarial scenario: it blocks whatever the aggregate."""
         return self.status == "rejected" and self.scenario.type in BLOCKING_TYPES
 
+    def slim(self) -> IterationResult:
+        """What a run keeps in memory of a passed iteration: its status, judge scores and
+        metric samples, not its response, transcript, verdicts or calls (those are in its
+        record on disk). A failed iteration is kept whole: reports quote its message."""
+        if self.failed or (self.response is None and not self.transcript and not self.calls):
+            return self
+        return IterationResult(self.scenario, self.iteration, self.status, judges=self.judges,
+                               metric_samples=self.metric_samples, environment=_NO_ENVIRONMENT,
+                               expected_decision=_small(self.expected_decision),
+                               actual_decision=_small(self.actual_decision))
+
+
+#: The environment of a slimmed result (its record on disk has the real one).
+_NO_ENVIRONMENT: JsonObject = {}
+
+
+def _small(value: Any) -> Any:
+    """A decision as kept in memory: short strings are interned (a run repeats a few values)."""
+    return sys.intern(value) if isinstance(value, str) and len(value) <= 64 else value
+
 
 @dataclass
 class RunSummary:
-    """Counts and failures of a run; the full records are on disk."""
+    """Counts and failures of a run; the full records are on disk.
+
+    ``results`` holds every iteration in plan order, passed ones slimmed by
+    :meth:`IterationResult.slim` so that a run of 50,000 scenarios keeps a few
+    hundred bytes per iteration in memory rather than every response.
+    """
 
     run_id: str
     started: datetime
@@ -148,6 +179,29 @@ def record_of(result: IterationResult) -> dict[str, Any]:
     }
 
 
+def summary_record_of(result: IterationResult) -> dict[str, Any]:
+    """What a run summary needs of an iteration, as JSON (pytest-xdist workers ship it to the
+    controller): the whole record of a failed iteration; of a passed one, its status, judge
+    scores, decisions and metric samples (its full record is in the records file)."""
+    if result.failed:
+        return record_of(result)
+    return {
+        "scenario": result.scenario.id,
+        "iteration": result.iteration,
+        "status": result.status,
+        "message": result.message,
+        "expected_decision": result.expected_decision,
+        "actual_decision": result.actual_decision,
+        "environment": dict(result.environment),
+        "metrics": dict(result.metric_samples),
+        "judges": [
+            {"name": j.name, "score": j.score, "interpretation": j.interpretation,
+             "reason": j.reason, "provider": j.provider, "model": j.model, "warning": j.warning}
+            for j in result.judges
+        ],
+    }
+
+
 def validation_record(result: IterationResult) -> dict[str, Any]:
     """The fields of the skill spec's empirical validation record, plus judges and metrics.
 
@@ -185,21 +239,46 @@ def _usage(response: ChatResponse | None) -> dict[str, int]:
 
 
 class ResultWriter:
-    """Writes one JSON file per iteration, then ``run.json``; each file atomically."""
+    """Appends one JSON line per iteration to the run's records file, then writes ``run.json``.
 
-    def __init__(self, results_root: Path, run_id: str) -> None:
+    Each line is flushed as soon as it is written, so the records of a run that
+    dies are kept up to its last iteration; the file is opened on the first record.
+    """
+
+    def __init__(self, results_root: Path, run_id: str, worker: str = "") -> None:
         self.run_dir = results_root / RESULTS_DIR / run_id
+        self.records_file = self.run_dir / (f"records-{worker}.jsonl" if worker else RECORDS_FILE)
+        self._handle: BinaryIO | None = None
+        self._lines = 0
+        self._lock = threading.Lock()
+        self._shown = self.records_file.relative_to(results_root).as_posix()
 
-    def write(self, result: IterationResult) -> Path:
-        """Write an iteration record and return its path."""
-        path = self.run_dir / result.scenario.id / f"{result.iteration}.json"
+    def write(self, result: IterationResult) -> dict[str, Any]:
+        """Append an iteration record and return it (with its ``transcript_path`` and line)."""
         record = record_of(result)
-        record["transcript_path"] = path.relative_to(self.run_dir.parent.parent).as_posix()
-        _write_json(path, record)
-        return path
+        record["transcript_path"] = self._shown
+        with self._lock:
+            self._lines += 1
+            record["transcript_line"] = self._lines
+            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            handle = self._handle
+            if handle is None:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                handle = self._handle = open(self.records_file, "ab")  # noqa: SIM115 - kept open
+            handle.write(line)
+            handle.flush()
+        return record
+
+    def close(self) -> None:
+        """Close the records file (a later record reopens it)."""
+        with self._lock:
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
 
     def finish(self, summary: RunSummary, selection: dict[str, Any]) -> Path:
         """Write the run summary (timestamps order runs; folder times do not survive a clone)."""
+        self.close()
         path = self.run_dir / RUN_FILE
         _write_json(path, run_data(summary, selection))
         return path
@@ -247,6 +326,8 @@ def request_digest(request: dict[str, Any]) -> str:
 
 
 def _write_json(path: Path, data: Any) -> None:
+    """Pretty JSON written under a temporary name and renamed into place (no fsync: run
+    files are not committed; a reader sees the whole file or none)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

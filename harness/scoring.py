@@ -9,7 +9,6 @@ run finishes (:mod:`harness.metrics`).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
 from harness.clients.caching import BoundClient
@@ -30,9 +29,11 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
     expected = expected_decision(scenario, agent.decision_path)
     actual = actual_decision(output, agent.decision_path) if agent.output == "json" else None
     samples = samples_of(agent, scenario, output, result.verdicts, expected, actual)
-    return replace(
-        result,
+    return IterationResult(  # every field spelled out: dataclasses.replace() costs more
+        scenario, result.iteration, result.status, result.verdicts, result.message,
         calls=tuple(client.calls),
+        response=result.response,
+        request_digest=result.request_digest,
         judges=judges,
         expected_decision=expected,
         actual_decision=actual,

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from harness.cli import main
+from harness.report.load import load_records
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
@@ -114,9 +115,11 @@ class Project:
         return digest.hexdigest()
 
     def records(self) -> list[dict[str, Any]]:
-        """Every iteration record of every run."""
-        return [json.loads(p.read_text()) for p in sorted(self.results.rglob("*.json"))
-                if p.name != "run.json"]
+        """Every iteration record of every run, run after run (records.jsonl lines)."""
+        runs = self.results / "results"
+        if not runs.is_dir():
+            return []
+        return [record for run in sorted(runs.iterdir()) for record in load_records(run)]
 
 
 @pytest.fixture
@@ -127,3 +130,4 @@ def project(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     # A CI job's summary file must not collect the reports of throwaway test projects.
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     return Project(tmp_path, capsys)
+collect_ignore = ["benchmarks"]

@@ -10,7 +10,7 @@ import pytest
 from check_support import check, healthy, messages
 
 from conftest import Project
-from harness.check.detectors import cnpj_ok, cpf_ok, detect, luhn_ok, mask, phone_ok
+from harness.check.detectors import cnpj_ok, cpf_ok, detect, detect_lines, luhn_ok, mask, phone_ok
 
 NOTES = "eval-datasets/helper/notes.md"
 
@@ -125,3 +125,13 @@ def test_check_digit_validators() -> None:
     assert cnpj_ok("11222333000181") and not cnpj_ok("11222333000180")
     assert phone_ok("+55 11 91234-5678 2024") == "+55 11 91234-5678"  # trailing groups are trimmed
     assert mask("maria.silva@acme.com") == "mari…(20 chars)"
+
+
+def test_a_whole_file_scan_finds_what_a_scan_of_each_line_finds() -> None:
+    text = ("key: sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t\r\nBearer\n abcdefghij0123456789xyz\n"
+            "aws_secret_access_key =\n" + "A1b2" * 10
+            + "\ncall +55 11\u20289 8765 4321 or 4111 1111 1111 1111\n"
+            "cpf 529.982.247-25, mail ana.souza@acme.com.br\x85AKIAABCDEFGHIJ012345\n")
+    per_line = [(n, hit) for n, line in enumerate(text.splitlines(), start=1) for hit in detect(line)]
+    assert per_line and detect_lines(text) == per_line
+    assert not any(hit.kind == "bearer token" for _, hit in per_line)  # "Bearer" and its token are two lines

@@ -34,8 +34,12 @@ def test_recorded_project_replays_green_offline_and_writes_records(project: Proj
     runs = sorted((project.results / "results").iterdir())
     assert len(runs) == 2
     latest = runs[-1]
-    assert (latest / "helper/acme/greeting/0.json").is_file()
-    record = json.loads((latest / "helper/globex/greeting/0.json").read_text())
+    lines = (latest / "records.jsonl").read_text().splitlines()  # one JSON line per iteration
+    records = {r["scenario"]: r for r in map(json.loads, lines)}
+    assert sorted(records) == ["helper/acme/greeting", "helper/globex/greeting"]
+    record = records["helper/globex/greeting"]
+    assert record["transcript_path"] == f"results/{latest.name}/records.jsonl"
+    assert lines[record["transcript_line"] - 1].startswith('{"scenario": "helper/globex/greeting"')
     assert record["cache_hit"] is True and record["status"] == "passed"
     assert len(record["key"]) == 64 and len(record["request_digest"]) == 16
     assert record["type"] == "negative" and record["usage"] == {"input_tokens": 0,

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from conftest import Project
+from harness.report.load import load_records
 
 NO_NOISE = ("-p", "no:benchmark", "-p", "no:cacheprovider")
 
@@ -139,7 +140,7 @@ def test_junitxml_carries_agent_tenant_and_type(pytester: pytest.Pytester, evals
 def _run_summary(evals: Project) -> tuple[str, dict[str, object]]:
     runs = sorted((evals.results / "results").iterdir())
     data = json.loads((runs[-1] / "run.json").read_text())
-    records = sorted(p.relative_to(runs[-1]).as_posix() for p in runs[-1].rglob("*.json"))
+    records = sorted(f"{r['scenario']}[{r['iteration']}] {r['status']}" for r in load_records(runs[-1]))
     return "\n".join(records), {k: data[k] for k in ("counts", "iterations", "exit_code")}
 
 

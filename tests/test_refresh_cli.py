@@ -26,6 +26,7 @@ from harness.config import load_config
 from harness.providers.http import RetryPolicy
 from harness.refresh import journal_dir
 from harness.refresh.journal import Journal
+from harness.report.load import load_records
 
 
 @pytest.fixture
@@ -51,8 +52,7 @@ def three_scenarios(project: Project, server: ProviderServer) -> None:
 
 def latest_records(project: Project) -> dict[str, dict[str, Any]]:
     run = sorted((project.results / "results").iterdir())[-1]
-    return {json.loads(p.read_text())["scenario"]: json.loads(p.read_text())
-            for p in run.rglob("*.json") if p.name != "run.json"}
+    return {record["scenario"]: record for record in load_records(run)}
 
 
 def entries(project: Project) -> list[Path]:

@@ -32,9 +32,9 @@ def test_json_report_has_coverage_metrics_judges_and_per_test_records(project: P
         "input": "Question for inject?", "expected_decision": "refuse", "actual_decision": "ask",
         "pass_fail": "fail", "status": "rejected", "blocking": True}
     assert test["verdicts"][0]["outcome"] == "reject"
-    assert test["transcript_path"].endswith("/helper/globex/inject/0.json")
-    assert test["transcript_path"].startswith("results/" + report["run"]["run_id"])
-    assert (project.results / test["transcript_path"]).is_file()
+    assert test["transcript_path"] == f"results/{report['run']['run_id']}/records.jsonl"
+    lines = (project.results / test["transcript_path"]).read_text().splitlines()
+    assert json.loads(lines[test["transcript_line"] - 1])["scenario"] == "helper/globex/inject"
     assert test["judges"][0]["interpretation"] == "average"
 
 

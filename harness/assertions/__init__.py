@@ -31,9 +31,11 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 from harness.assertions import structured, text, tools
 from harness.assertions.structured import Kind, OutputKind, Subject
 from harness.entities import AgentOutput, Outcome, Verdict
+from harness.fastschema import Check, compile_schema
 
 __all__ = [
     "ASSERTION_KINDS",
+    "CheckedItem",
     "EXPECT_SCHEMA_FILE",
     "REGISTRY",
     "check_item",
@@ -65,17 +67,40 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(_schema())
 
 
+@cache
+def _fast_check() -> Check | None:
+    return compile_schema(_schema())
+
+
 def expect_schema() -> dict[str, Any]:
     """A fresh copy of the ``expect`` item schema (callers may mutate it)."""
     return copy.deepcopy(_schema())
 
 
-def check_item(item: Any) -> list[str]:
+class CheckedItem(dict[str, Any]):
+    """An ``expect`` item that :func:`check_item` found valid when its dataset was loaded.
+
+    :func:`evaluate` checks every other item before running it (a malformed item
+    rejects); a checked one runs at once, so a run does not validate the same
+    items again for every iteration. Treat it as immutable.
+    """
+
+    __slots__ = ("kind_label",)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.kind_label = ""
+        """The verdict label (its ``name``, else one built from the spec), once computed."""
+
+
+def check_item(item: Any, *, schema_checked: bool = False) -> list[str]:
     """Every problem of one ``expect`` item; empty when it is valid.
 
     Covers the schema plus what a schema cannot see: JSON path syntax, regex
     syntax and the validity of an inline ``json_schema``. Meant for the
     dataset loader, so a typo is reported at load time rather than as a reject.
+    ``schema_checked``: the item already passed ``expect.schema.json`` (as part of
+    its scenario), so only what the schema cannot see is checked.
     """
     if not isinstance(item, Mapping):
         return [f"an expect item must be a mapping with one assertion kind, found {item!r:.80}"]
@@ -90,9 +115,11 @@ def check_item(item: Any) -> list[str]:
         problems.append(f"no assertion kind (expected one of: {kinds_list})")
     if problems:
         return problems
-    errors = sorted(_validator().iter_errors(dict(item)), key=lambda e: e.json_path)
-    if errors:
-        return [_describe(error) for error in errors]
+    fast = _fast_check()
+    if not schema_checked and (fast is None or not fast(item)):  # jsonschema says what is wrong
+        errors = sorted(_validator().iter_errors(dict(item)), key=lambda e: e.json_path)
+        if errors:
+            return [_describe(error) for error in errors]
     return REGISTRY[kinds[0]].lint(item[kinds[0]])
 
 
@@ -138,15 +165,19 @@ def evaluate(
 
 
 def _evaluate_one(item: Mapping[str, Any], subject: Subject) -> Verdict:
-    label = _fallback_label(item)
+    checked = item if type(item) is CheckedItem else None
+    label = checked.kind_label if checked is not None and checked.kind_label else _fallback_label(item)
     try:
-        problems = check_item(item)
+        problems = () if checked is not None else check_item(item)
         if problems:
             return Verdict(label, "reject", "invalid assertion: " + "; ".join(problems))
         kind_name = next(key for key in item if key in REGISTRY)
         kind, spec = REGISTRY[kind_name], item[kind_name]
-        name = item.get("name")
-        label = name if isinstance(name, str) else kind.label(spec)
+        if checked is None or not checked.kind_label:
+            name = item.get("name")
+            label = name if isinstance(name, str) else kind.label(spec)
+            if checked is not None:
+                checked.kind_label = label  # a label depends on the item alone: made once
         outcome, reason = kind.check(spec, subject)
     except Exception as exc:  # noqa: BLE001 - a crashing check must reject, not stop the run
         return Verdict(label, "reject", f"assertion crashed: {type(exc).__name__}: {exc}")

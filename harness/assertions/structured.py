@@ -12,6 +12,7 @@ produced plus its declared contract.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
@@ -26,6 +27,7 @@ from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unu
 
 from harness.assertions import jsonpath
 from harness.entities import AgentOutput, Outcome
+from harness.fastschema import Check, compile_schema
 
 OutputKind = Literal["text", "json"]
 
@@ -210,13 +212,50 @@ def _validator_class(schema: Mapping[str, Any]) -> Any:
     return validators.validator_for(schema, default=Draft202012Validator)
 
 
+@dataclass(frozen=True)
+class _Compiled:
+    """One schema, checked against its metaschema once, with its validators built once."""
+
+    schema: Any
+    """Held so that its ``id`` is not reused while the entry lives."""
+    problem: str | None
+    """Why it is not a valid JSON Schema (``None``: it is one)."""
+    validator: Any
+    fast: Check | None
+
+
+#: Compiled schemas by ``id``: the agent's output schema and inline schemas are the same
+#: objects for the whole run, so each is checked against the metaschema once, not per iteration.
+_COMPILED: dict[int, _Compiled] = {}
+_COMPILED_MAX = 1024
+_COMPILED_LOCK = threading.Lock()
+
+
+def compiled_schema(schema: Mapping[str, Any]) -> _Compiled:
+    """The metaschema verdict and validators of ``schema`` (treated as immutable), cached."""
+    found = _COMPILED.get(id(schema))
+    if found is not None and found.schema is schema:
+        return found
+    cls = _validator_class(schema)
+    try:
+        cls.check_schema(schema)
+    except SchemaError as exc:
+        entry = _Compiled(schema, _schema_error(exc), None, None)
+    else:
+        entry = _Compiled(schema, None, cls(schema), compile_schema(schema))
+    with _COMPILED_LOCK:
+        if len(_COMPILED) >= _COMPILED_MAX:
+            _COMPILED.clear()
+        _COMPILED[id(schema)] = entry
+    return entry
+
+
 def _json_schema_lint(spec: Any) -> list[str]:
     if spec is True:
         return []
-    try:
-        _validator_class(spec).check_schema(spec)
-    except SchemaError as exc:
-        return [f"inline json_schema is not a valid JSON Schema: {_schema_error(exc)}"]
+    problem = compiled_schema(spec).problem
+    if problem is not None:
+        return [f"inline json_schema is not a valid JSON Schema: {problem}"]
     return []
 
 
@@ -237,12 +276,12 @@ def _check_json_schema(spec: Any, subject: Subject) -> Result:
         schema, which = subject.output_schema, "the agent's output schema"
     else:
         schema, which = spec, "the inline schema"
-    cls = _validator_class(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        return "reject", f"{which} is not a valid JSON Schema: {_schema_error(exc)}"
-    errors = sorted(cls(schema).iter_errors(subject.output.parsed), key=lambda e: e.json_path)
+    compiled = compiled_schema(schema)
+    if compiled.problem is not None:
+        return "reject", f"{which} is not a valid JSON Schema: {compiled.problem}"
+    if compiled.fast is not None and compiled.fast(subject.output.parsed):
+        return "pass", f"output validates against {which}"
+    errors = sorted(compiled.validator.iter_errors(subject.output.parsed), key=lambda e: e.json_path)
     if not errors:
         return "pass", f"output validates against {which}"
     shown = "; ".join(f"{e.json_path}: {_cut(e.message)}" for e in errors[:3])

@@ -27,7 +27,12 @@ def iteration_dir(cache_root: Path, scenario_id: str, iteration: int) -> Path:
 
 def entry_dir(cache_root: Path, scenario_id: str, iteration: int, key: str) -> Path:
     """The folder of one entry, named by the key prefix."""
-    return iteration_dir(cache_root, scenario_id, iteration) / short_key(key)
+    return Path(f"{cache_root}/{entry_location(scenario_id, iteration, key)}")
+
+
+def entry_location(scenario_id: str, iteration: int, key: str) -> str:
+    """An entry folder relative to the cache root: ``cache/<scenario>/<iteration>/<key16>``."""
+    return f"{ENTRIES_DIR}/{scenario_id}/{iteration}/{short_key(key)}"
 
 
 def worst_relative_path(cache_rel: str, scenario_id: str, iterations: int) -> str:

@@ -6,6 +6,7 @@ alone and all of them see the same snapshot of the project.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -74,4 +75,10 @@ def files_under(folder: Path) -> tuple[Path, ...]:
     """Every file below ``folder`` (hidden ones too: git would commit them), sorted."""
     if not folder.is_dir():
         return ()
-    return tuple(sorted(p for p in folder.rglob("*") if p.is_file() or p.is_symlink()))
+    found: list[Path] = []
+    pending = [folder]
+    while pending:  # one listing per folder, no stat per file; links are files, never followed
+        with os.scandir(pending.pop()) as scan:
+            for entry in scan:
+                (pending if entry.is_dir(follow_symlinks=False) else found).append(Path(entry.path))
+    return tuple(sorted(found))

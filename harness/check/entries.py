@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,10 +76,12 @@ def scan_tree(cache_root: Path) -> CacheTree:
 
 def _walk(base: Path, folder: Path, depth: int, entries: list[EntryRecord], temps: list[Path],
           strays: list[tuple[Path, str]]) -> None:
-    for child in sorted(folder.iterdir()):
+    with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per child
+        children = sorted((Path(e.path), e.is_dir()) for e in scan)
+    for child, is_dir in children:
         if child.name.startswith(TEMP_PREFIX):
             temps.append(child)
-        elif not child.is_dir():
+        elif not is_dir:
             strays.append((child, "a file outside any entry folder (the layout is "
                                   "<agent>/<tenant>/<scenario>/<iteration>/<key16>/)"))
         elif depth + 1 == _DEPTH:

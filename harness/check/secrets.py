@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.check.context import CheckContext
-from harness.check.detectors import detect, mask
+from harness.check.detectors import detect_lines, mask
 from harness.check.findings import Finding, GuardResult
 from harness.config import HarnessConfig
 
@@ -83,8 +83,12 @@ def load_allowlist(ctx: CheckContext, findings: list[Finding]) -> Allowlist:
     return Allowlist(frozenset(literals), tuple(patterns))
 
 
+def _blank(match: re.Match[str]) -> str:
+    return " " * len(match.group())
+
+
 def check(ctx: CheckContext) -> GuardResult:
-    """Scan every dataset and cache file line by line; every finding fails."""
+    """Scan every dataset and cache file (each line of it); every finding fails."""
     findings: list[Finding] = []
     allowlist = load_allowlist(ctx, findings)
     files = (*ctx.dataset_files, *ctx.cache_files)
@@ -98,12 +102,11 @@ def check(ctx: CheckContext) -> GuardResult:
             findings.append(Finding(GUARD, ctx.rel(path), f"cannot be read ({exc.strerror})",
                                     "fix its permissions: an unreadable file cannot be scanned"))
             continue
-        for number, line in enumerate(text.splitlines(), start=1):
-            for hit in detect(_ESCAPES.sub(lambda m: " " * len(m.group()), line)):
-                if allowlist.allows(hit.value):
-                    allowed += 1
-                    continue
-                findings.append(Finding(GUARD, ctx.rel(path), f"{hit.kind} {mask(hit.value)} at column "
-                                        f"{hit.start + 1}", fix, line=number, field=hit.kind))
+        for number, hit in detect_lines(_ESCAPES.sub(_blank, text)):
+            if allowlist.allows(hit.value):
+                allowed += 1
+                continue
+            findings.append(Finding(GUARD, ctx.rel(path), f"{hit.kind} {mask(hit.value)} at column "
+                                    f"{hit.start + 1}", fix, line=number, field=hit.kind))
     summary = f"{len(files)} file(s) scanned, {allowed} allowlisted value(s)"
     return GuardResult(GUARD, summary, tuple(findings))

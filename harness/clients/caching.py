@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, EntryAbsent, utc_now
 from harness.clients.base import ChatClient
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
 Source = Literal["cache", "journal", "provider"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """What one call cost and where its answer came from, for the run record."""
 
@@ -138,7 +139,7 @@ class CachingClient:
         self, key: str, hit: bool, started: float, call: ChatCall, absent_reason: str = "",
         source: Source = "cache", usage: Usage | None = None,
     ) -> CallRecord:
-        folder = self.store.path_for(call, key).relative_to(self.store.root).as_posix()
+        folder = entry_location(call.scenario_id, call.iteration, key)
         latency = (time.perf_counter() - started) * 1000
         return CallRecord(key, hit, round(latency, 3), folder, absent_reason, call.purpose,
                           source, usage or Usage())

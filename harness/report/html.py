@@ -92,7 +92,7 @@ def html_data(view: RunView) -> dict[str, Any]:
 def _record(record: dict[str, Any]) -> dict[str, Any]:
     keep = ("scenario", "iteration", "agent", "tenant", "type", "status", "message", "test_id",
             "description", "environment", "expected_decision", "actual_decision", "verdicts",
-            "judges", "transcript", "transcript_path")
+            "judges", "transcript", "transcript_path", "transcript_line")
     return {k: record.get(k) for k in keep}
 
 

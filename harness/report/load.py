@@ -9,6 +9,7 @@ is left out.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass
 from datetime import datetime
@@ -78,15 +79,28 @@ def find_run(runs: list[RunInfo], run_id: str | None) -> RunInfo:
 
 
 def load_records(run_dir: Path) -> list[dict[str, Any]]:
-    """The iteration records of a run (``<agent>/<tenant>/<name>/<iteration>.json``)."""
-    records = []
+    """The iteration records of a run, by scenario and iteration.
+
+    They are the lines of ``records.jsonl`` (and ``records-<worker>.jsonl`` under
+    pytest-xdist); runs recorded before records were appended to one file hold one
+    ``<agent>/<tenant>/<name>/<iteration>.json`` each, and are read too. A line
+    that does not parse (a run killed mid-write) is skipped.
+    """
+    found: list[Any] = []
+    for path in sorted(run_dir.glob("records*.jsonl")):
+        try:
+            lines = path.read_bytes().splitlines()
+        except OSError:
+            continue
+        for line in lines:
+            with contextlib.suppress(ValueError):
+                found.append(json.loads(line))
     for path in run_dir.glob("*/*/*/*.json"):
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
+            found.append(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError):
             continue
-        if isinstance(record, dict) and "scenario" in record and "status" in record:
-            records.append(record)
+    records = [r for r in found if isinstance(r, dict) and "scenario" in r and "status" in r]
     return sorted(records, key=lambda r: (str(r["scenario"]), int(r.get("iteration", 0))))
 
 

@@ -12,7 +12,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.results import BLOCKING_TYPES, RunSummary, judge_means, record_of, run_data
+from harness.results import (
+    BLOCKING_TYPES,
+    IterationResult,
+    RunSummary,
+    judge_means,
+    run_data,
+    validation_record,
+)
 
 #: Table columns after agent, tenant, type: scenarios and iterations, then these counts.
 COLUMNS = ("passed", "rejected", "not evaluated", "missed", "error")
@@ -55,8 +62,27 @@ class Row:
 
 
 def view_of_summary(summary: RunSummary, selection: dict[str, Any] | None = None) -> RunView:
-    """The view of a run that just finished, without reading it back from disk."""
-    return RunView(run_data(summary, selection or {}), [record_of(r) for r in summary.results])
+    """The view of a run that just finished, without reading it back from disk.
+
+    Its records hold what the terminal summary shows (identity, status, message,
+    judges), not whole iteration records: those are on disk, and a run of tens of
+    thousands of scenarios must not rebuild them all in memory to print a table.
+    """
+    return RunView(run_data(summary, selection or {}), [summary_record(r) for r in summary.results])
+
+
+def summary_record(result: IterationResult) -> dict[str, Any]:
+    """The fields of an iteration record that the tables, blocking line and failures use."""
+    scenario = result.scenario
+    record: dict[str, Any] = {
+        "scenario": scenario.id, "agent": scenario.agent, "tenant": scenario.tenant,
+        "name": scenario.name, "type": scenario.type, "iteration": result.iteration,
+        "status": result.status, "message": result.message,
+    }
+    if result.judges:
+        full = validation_record(result)
+        record["judges"], record["warnings"] = full["judges"], full["warnings"]
+    return record
 
 
 def is_blocking(record: dict[str, Any]) -> bool:
@@ -162,6 +188,7 @@ def tests(view: RunView) -> list[dict[str, Any]]:
         "blocking": is_blocking(r),
         "judges": r.get("judges") or [],
         "transcript_path": r.get("transcript_path"),
+        "transcript_line": r.get("transcript_line"),
     } for r in view.records]
 
 

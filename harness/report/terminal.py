@@ -92,7 +92,7 @@ def failure_text(result: IterationResult) -> str:
 def render_summary(summary: RunSummary, *, quiet: bool = False, failures: bool = True) -> str:
     """The whole terminal report of a run that just finished."""
     view = view_of_summary(summary)
-    by_id = {(r.scenario.id, r.iteration): r for r in summary.results}
+    by_id = {(r.scenario.id, r.iteration): r for r in summary.results if r.failed}
     text = render_view(view, quiet=quiet, failures=failures, by_id=by_id)
     return f"{text}; records in {summary.results_dir}"
 

@@ -6,7 +6,9 @@ Not a test (pytest does not collect it): run it by hand.
 
 It starts an OpenAI-compatible server on 127.0.0.1, in a process of its own (a
 real provider does not share our interpreter lock), that answers every request
-after a fixed latency, then refreshes the same synthetic project (one agent,
+after a fixed latency (asyncio: the latency is a wait, and the server's own work
+per request stays far below it, so it does not cap the throughput it measures),
+then refreshes the same synthetic project (one agent,
 ``--scenarios`` scenarios) at each concurrency level through the real path:
 credentials, provider, transport, journal, atomic entry writes, records. The
 ideal time at concurrency c is ``ceil(N / c) * latency``; the speed-up is
@@ -50,13 +52,36 @@ def make_project(root: Path, base_url: str, scenarios: int) -> None:
             "expect: [{json_path: {path: answer, equals: 'yes'}}]\n", encoding="utf-8")
 
 
-SERVER = """
-import sys, time
-sys.path.insert(0, sys.argv[1])
-from provider_server import ProviderServer
-with ProviderServer(latency_s=float(sys.argv[2])) as server:
-    print(server.url, flush=True)
-    sys.stdin.read()  # until the benchmark closes our stdin
+SERVER = r"""
+import asyncio, json, sys
+LATENCY = float(sys.argv[2])
+BODY = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "gpt-bench",
+                   "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                       "role": "assistant", "content": json.dumps({"answer": "yes"})}}],
+                   "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}).encode()
+HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+        b"Content-Length: " + str(len(BODY)).encode() + b"\r\n\r\n")
+
+async def handle(reader, writer):
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n"):
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":", 1)[1])
+        await reader.readexactly(length)
+        await asyncio.sleep(LATENCY)  # the fixed latency: a wait, not work
+        writer.write(HEAD + BODY)
+        await writer.drain()
+    finally:
+        writer.close()
+
+async def main():
+    server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=512)
+    print(f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}", flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)  # until stdin closes
+
+asyncio.run(main())
 """
 
 
