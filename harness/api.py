@@ -25,7 +25,7 @@ from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
 from harness.entities import Agent, AgentOutput, Scenario, Status
 from harness.errors import CacheError, ConfigError, HarnessError
-from harness.execution import run_declared_agent
+from harness.execution import run_agent
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
 
@@ -215,7 +215,7 @@ def _run_iteration(
 ) -> tuple[IterationResult, AgentOutput | None]:
     """Run and assert one iteration; the output (None on a miss or error) feeds the judges."""
     try:
-        output = run_declared_agent(agent, request, client, scenario)
+        output = run_agent(agent, request, client, scenario)
     except CacheError as exc:
         return IterationResult(scenario, iteration, exc.status, message=str(exc),  # type: ignore[arg-type]
                                calls=tuple(client.calls), request_digest=digest), None

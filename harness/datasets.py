@@ -25,6 +25,7 @@ from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
+from harness.execution import load_entrypoint
 from harness.judges import resolve_judges
 from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
@@ -246,7 +247,19 @@ class _Loader:
             metrics=tuple(data.get("metrics", [])),
             decision_path=data.get("decision_path", "decision"),
             max_tool_rounds=data.get("max_tool_rounds", 4),
+            entrypoint=self._entrypoint(file, data.get("entrypoint", "")),
         )
+
+    def _entrypoint(self, file: Path, entrypoint: str) -> str:
+        """Check that a Python agent's ``module:function`` imports (from the project root)."""
+        if entrypoint:
+            try:
+                load_entrypoint(entrypoint, self.config.root)
+            except (ImportError, AttributeError, ValueError) as exc:
+                self.problems.append(Problem(
+                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({exc})",
+                    "give module:function importable from the project root"))
+        return entrypoint
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
         """``path`` if it stays inside the project root; absolute or escaping paths are refused."""

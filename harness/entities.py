@@ -55,6 +55,8 @@ class Agent:
     """Deterministic metrics over the agent's scenarios (see :mod:`harness.metrics`)."""
     decision_path: str = "decision"
     max_tool_rounds: int = 4
+    entrypoint: str = ""
+    """``module:function`` of a Python agent that drives the chat client itself (empty: declared)."""
     """How many times scripted tool results are fed back before the turn is cut short."""
     """JSON path of the decision in a json output: expected and actual decisions in records."""
 

@@ -11,13 +11,49 @@ gets its own cache entry under the iteration, keyed by everything before it.
 
 from __future__ import annotations
 
+import importlib
 import json
-from typing import Any
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, cast
 
 from harness.clients.caching import BoundClient
 from harness.entities import Agent, AgentOutput, ChatResponse, JsonObject, Scenario
 
 _NO_RESULT = object()
+
+
+#: The signature of a Python agent: it gets the bound chat client, the canonical request
+#: built from agent.yaml and the scenario, and returns its final response (or its text).
+PythonAgent = Callable[[BoundClient, JsonObject, Scenario], "ChatResponse | str"]
+
+
+def load_entrypoint(entrypoint: str, root: Path) -> PythonAgent:
+    """Import ``module:function`` with the project root first on ``sys.path``."""
+    module_name, _, function = entrypoint.partition(":")
+    if not function:
+        raise ValueError("expected module:function")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    target = getattr(importlib.import_module(module_name), function)
+    if not callable(target):
+        raise ValueError(f"{entrypoint} is not callable")
+    return cast(PythonAgent, target)
+
+
+def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: Scenario) -> AgentOutput:
+    """Run a Python agent (``entrypoint``) or a declared one, and parse its final answer.
+
+    A Python agent calls ``client.complete(request)`` as often as it needs; every
+    call is keyed and cached like a declared agent's, so it replays offline too.
+    """
+    if not agent.entrypoint:
+        return run_declared_agent(agent, request, client, scenario)
+    function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent)
+    answer = function(client, request, scenario)
+    response = answer if isinstance(answer, ChatResponse) else ChatResponse(content=str(answer))
+    return parse_output(agent, response)
 
 
 def run_declared_agent(

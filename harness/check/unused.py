@@ -32,7 +32,7 @@ from harness.config import MIN_TTL_DAYS
 from harness.datasets import Dataset, Selection
 from harness.entities import ChatCall, Scenario
 from harness.errors import HarnessError, rerecord_command
-from harness.execution import run_declared_agent
+from harness.execution import run_agent
 from harness.key import compute_key
 
 GUARD = "unused"
@@ -97,7 +97,7 @@ def loop_keys(cache_root: Path, dataset: Dataset, selection: Selection) -> set[s
         for iteration in range(scenario.iterations):
             client = CachingClient(offline, store).bind(scenario.id, iteration)
             with contextlib.suppress(HarnessError):
-                run_declared_agent(agent, request, client, scenario)
+                run_agent(agent, request, client, scenario)
             keys.update(call.key for call in client.calls)
     return keys
 
