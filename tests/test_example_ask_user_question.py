@@ -12,6 +12,7 @@ from pathlib import Path
 import yaml
 
 from conftest import REPO_ROOT, Project
+from examples_support import assert_wrong_answers_rejected
 
 AGENT = "ask-user-question"
 WRONG = REPO_ROOT / "tests/fixtures/ask-user-question-wrong-answers.yaml"
@@ -47,16 +48,4 @@ def test_every_example_scenario_checks_decision_and_contract() -> None:
 def test_example_assertions_reject_deliberately_wrong_answers(project: Project, tmp_path: Path) -> None:
     shutil.copytree(REPO_ROOT / "eval-datasets" / AGENT, project.datasets / AGENT)
     cases = yaml.safe_load(WRONG.read_text(encoding="utf-8"))
-    script = {local_id: case["answer"] for local_id, case in cases.items()}
-    (project.datasets / AGENT / "script.yaml").write_text(yaml.safe_dump(script), encoding="utf-8")
-    for local_id in cases:
-        project.record("--scenario", f"{AGENT}/{local_id}")
-    outcome = project.run("run", *[a for i in cases for a in ("--scenario", f"{AGENT}/{i}")])
-    assert outcome.code == 1
-    latest = {r["scenario"]: r for r in project.records()}  # later runs overwrite earlier ones
-    for local_id, case in cases.items():
-        record = latest[f"{AGENT}/{local_id}"]
-        assert record["status"] == "rejected", local_id
-        rejected = {v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"}
-        missing = set(case["rejected"]) - rejected
-        assert not missing, f"{local_id}: these assertions let a wrong answer through: {missing}"
+    assert_wrong_answers_rejected(project, AGENT, cases)

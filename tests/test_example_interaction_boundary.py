@@ -21,6 +21,7 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from conftest import REPO_ROOT, Project
+from examples_support import assert_wrong_answers_rejected
 
 AGENT = "interaction-boundary"
 EXAMPLE = REPO_ROOT / "eval-datasets" / AGENT
@@ -136,17 +137,4 @@ def test_example_assertions_reject_deliberately_wrong_answers(project: Project, 
     for local_id, case in cases.items():
         names = {item.get("name") for item in scenarios[local_id]["expect"]}
         assert set(case["rejected"]) <= names, f"{local_id}: unknown names {set(case['rejected']) - names}"
-    script = {local_id: case["answer"] for local_id, case in cases.items()}
-    (project.datasets / AGENT / "script.yaml").write_text(
-        yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
-    for local_id in cases:
-        project.record("--scenario", f"{AGENT}/{local_id}")
-    outcome = project.run("run", *[a for i in cases for a in ("--scenario", f"{AGENT}/{i}")])
-    assert outcome.code == 1
-    latest = {r["scenario"]: r for r in project.records()}  # later runs overwrite earlier ones
-    for local_id, case in cases.items():
-        record = latest[f"{AGENT}/{local_id}"]
-        assert record["status"] == "rejected", local_id
-        rejected = {v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"}
-        missing = set(case["rejected"]) - rejected
-        assert not missing, f"{local_id}: these assertions let a wrong answer through: {missing}"
+    assert_wrong_answers_rejected(project, AGENT, cases)

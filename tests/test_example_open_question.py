@@ -17,6 +17,7 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from conftest import REPO_ROOT, Project
+from examples_support import assert_wrong_answers_rejected
 
 AGENT = "open-question"
 TOOL = "declare_open_question"
@@ -88,17 +89,4 @@ def test_scripted_answers_keep_the_contract_and_the_tool_limits() -> None:
 def test_example_assertions_reject_deliberately_wrong_answers(project: Project) -> None:
     shutil.copytree(DATASET, project.datasets / AGENT)
     cases = _load(WRONG)
-    script = {local_id: case["answer"] for local_id, case in cases.items()}
-    (project.datasets / AGENT / "script.yaml").write_text(
-        yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
-    for local_id in cases:
-        project.record("--scenario", f"{AGENT}/{local_id}")
-    outcome = project.run("run", *[a for i in cases for a in ("--scenario", f"{AGENT}/{i}")])
-    assert outcome.code == 1
-    latest = {r["scenario"]: r for r in project.records()}  # later runs overwrite earlier ones
-    for local_id, case in cases.items():
-        record = latest[f"{AGENT}/{local_id}"]
-        assert record["status"] == "rejected", local_id
-        rejected = {v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"}
-        missing = set(case["rejected"]) - rejected
-        assert not missing, f"{local_id}: these assertions let a wrong answer through: {missing}"
+    assert_wrong_answers_rejected(project, AGENT, cases)
