@@ -13,20 +13,16 @@ from pathlib import Path
 
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.check.gitrepo import NOT_A_REPO, NOT_A_REPO_FIX, GitError
+from harness.check.gitrepo import GitError, cannot_observe
 
 GUARD = "attributes"
 
 
 def check(ctx: CheckContext) -> GuardResult:
     """``text`` unset for every cache file; ``eol=lf`` for every dataset file and prompt file."""
-    if ctx.repo is None:
-        return GuardResult(GUARD, "blind: no git repository",
-                           (Finding(GUARD, "", NOT_A_REPO, NOT_A_REPO_FIX),))
-    if not ctx.cache_files:
-        return GuardResult(GUARD, "no cache file to check", (Finding(
-            GUARD, ctx.cache_rel, "holds no file: attributes cannot be checked over an empty set",
-            "record the cache (python -m harness run --refresh-cache), or fix [tool.harness] cache"),))
+    blind = cannot_observe(ctx, GUARD, "attributes")
+    if blind is not None:
+        return blind
     payloads = [ctx.rel(p) for p in ctx.cache_files]
     texts = sorted({ctx.rel(p) for p in (*ctx.dataset_files, *_prompt_files(ctx))})
     try:

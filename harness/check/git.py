@@ -15,7 +15,7 @@ from pathlib import Path
 
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.check.gitrepo import NOT_A_REPO, NOT_A_REPO_FIX, GitError
+from harness.check.gitrepo import GitError, cannot_observe
 
 GUARD = "git"
 _TRACKED = "; it is tracked, but its next re-record would be left out of the commit"
@@ -23,13 +23,10 @@ _TRACKED = "; it is tracked, but its next re-record would be left out of the com
 
 def check(ctx: CheckContext) -> GuardResult:
     """``git ls-files`` for tracked, ``git check-ignore`` for ignored; refuses an empty set."""
-    if ctx.repo is None:
-        return GuardResult(GUARD, "blind: no git repository",
-                           (Finding(GUARD, "", NOT_A_REPO, NOT_A_REPO_FIX),))
-    if not ctx.cache_files:
-        return GuardResult(GUARD, "no cache file to check", (Finding(
-            GUARD, ctx.cache_rel, "holds no file: addressability cannot be checked over an empty set",
-            "record the cache (python -m harness run --refresh-cache), or fix [tool.harness] cache"),))
+    blind = cannot_observe(ctx, GUARD, "addressability")
+    if blind is not None:
+        return blind
+    assert ctx.repo is not None  # cannot_observe returned None: there is a repository
     files = [ctx.rel(p) for p in (*ctx.cache_files, *ctx.dataset_files)]
     try:
         tracked = set(ctx.repo.run_z(["ls-files", "-z", "--", ctx.cache_rel, ctx.datasets_rel]))
