@@ -10,15 +10,16 @@ different codes and messages.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from harness import __version__
+from harness.atomic import json_bytes, write_file
 from harness.cache.layout import STAMP_FILE
 from harness.cache.store import format_time
 from harness.key import CACHE_FORMAT_VERSION
+from harness.rerecord import rerecord_command
 
 
 @dataclass(frozen=True)
@@ -38,15 +39,20 @@ def stamp_path(cache_root: Path) -> Path:
     return cache_root / STAMP_FILE
 
 
-def check_stamp(
-    cache_root: Path, refresh_command: str = "python -m harness run --refresh-cache"
-) -> StampStatus:
-    """Compare the stamp with the running harness; one distinct message per failure."""
+def check_stamp(cache_root: Path, refresh_command: str | None = None) -> StampStatus:
+    """Compare the stamp with the running harness; one distinct message per failure.
+
+    A missing stamp alone never asks for a paid refresh of everything: a
+    ``--record-missing`` run writes it and pays only for entries that are absent.
+    """
+    refresh_command = refresh_command or rerecord_command()
     path = stamp_path(cache_root)
     if not path.is_file():
         return StampStatus(False, "eval-cache-missing-stamp",
                            f"{path.name} is missing in {cache_root.name}/: the cache was never "
-                           f"recorded (or the stamp was deleted). Record it: {refresh_command}")
+                           f"recorded (or the stamp was deleted). Write it: "
+                           f"{rerecord_command(fix='missing')} (it records only what is missing; "
+                           "add --scripted for agents with a script)")
     try:
         data = json.loads(path.read_bytes())
         recorded_format = data["format_version"]
@@ -68,14 +74,10 @@ def check_stamp(
 def write_stamp(cache_root: Path, *, ttl_days: int, now: datetime) -> Path:
     """Write the stamp atomically after a refresh."""
     path = stamp_path(cache_root)
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = {
         "format_version": CACHE_FORMAT_VERSION,
         "harness_version": __version__,
         "recorded_at": format_time(now),
         "ttl_days": ttl_days,
     }
-    temp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temp.write_bytes((json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-    os.replace(temp, path)
-    return path
+    return write_file(path, json_bytes(data))

@@ -12,8 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.entities import BLOCKING_TYPES, FAILING_STATUSES
 from harness.results import (
-    BLOCKING_TYPES,
     IterationResult,
     RunSummary,
     judge_means,
@@ -91,7 +91,8 @@ def is_blocking(record: dict[str, Any]) -> bool:
 
 
 def failing(record: dict[str, Any]) -> bool:
-    return record.get("status") != "passed"
+    """The status fails the run (:data:`~harness.entities.FAILING_STATUSES`, the one definition)."""
+    return record.get("status") in FAILING_STATUSES
 
 
 def rows(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("agent", "tenant", "type"),
