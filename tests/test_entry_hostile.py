@@ -48,7 +48,8 @@ CASES = {
     "expires without a zone": (_edit_meta("expires", "2099-01-01T00:00:00"),
                                "has no time zone (write it with Z"),
     "created is a number": (_edit_meta("created", 5), "entry.json has no readable created/expires"),
-    "contents.data is a folder": (_folder_instead_of("contents.data"), "contents.data is a folder, not a file"),
+    "contents.data is a folder": (_folder_instead_of("contents.data"),
+                                  "contents.data is a folder, not a file"),
     "entry.json is a folder": (_folder_instead_of("entry.json"), "entry.json is a folder, not a file"),
 }
 
