@@ -183,7 +183,8 @@ class BatchRecorder:
         last = ""
         while True:
             status = api.status(batch_id)
-            shown = f"{status.state} {status.counts}" if status.counts else status.state
+            counts = ", ".join(f"{name} {count}" for name, count in status.counts.items())
+            shown = f"{status.state} ({counts})" if counts else status.state
             if shown != last:
                 self.note(f"batch {batch_id}: {shown}")
                 last = shown
@@ -192,7 +193,8 @@ class BatchRecorder:
             self.sleep(self.poll_s)
         results = api.results(batch_id, status, calls)
         for cid, response in results.answers.items():
-            self.journal.put(keys[cid], calls[cid], response, obtained="batch")
+            self.journal.put(keys[cid], calls[cid], response, obtained="batch",
+                             run=str(record.get("run") or self.journal.run))
         for cid, reason in results.failures.items():
             self.queue.failed[keys[cid]] = reason
         if results.failures:

@@ -102,9 +102,13 @@ class Journal:
         return found.response if found is not None else None
 
     def put(self, key: str, call: ChatCall, response: ChatResponse, *,
-            obtained: Obtained = "paid") -> None:
-        """Journal a paid answer (committed to disk when this returns)."""
-        value = {"run": self.run, "obtained": obtained, "scenario": call.scenario_id,
+            obtained: Obtained = "paid", run: str | None = None) -> None:
+        """Journal a paid answer (committed to disk when this returns).
+
+        ``run`` is the run that paid for it (default: this one); a batch an
+        earlier run created and this one collects stays that run's.
+        """
+        value = {"run": self.run if run is None else run, "obtained": obtained, "scenario": call.scenario_id,
                  "iteration": call.iteration, "provider": call.provider, "model": call.model,
                  "purpose": call.purpose, "journaled": format_time(utc_now()),
                  "response": response_to_json(response)}
