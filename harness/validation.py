@@ -23,7 +23,7 @@ from harness.errors import Problem
 from harness.fastschema import Check, compile_schema
 from harness.request import normalise_newlines
 
-_SCHEMA_FILES = ("agent", "tenant", "scenario", "expect")
+_SCHEMA_FILES = ("agent", "tenant", "scenario", "expect", "rubric")
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
