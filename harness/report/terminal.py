@@ -131,8 +131,9 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
                               metrics_table(view)),
                              ("judge scores, mean 1-5 (reported only, never gating)",
                               judges_table(view)),
-                             ("rubric, pass rate per rule (reported only, never gating)",
-                              rubric_table(view, by=("agent", "tenant")))):
+                             ("rubric, pass rate per rule (reported only, never gating; by "
+                              "tenant and type in the md, json and html reports)",
+                              rubric_table(view, by=("agent",)))):
             if table:
                 parts.append(f"\n{title}:\n{table}")
         graded = rubric_failures(records)

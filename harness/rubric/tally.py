@@ -67,9 +67,9 @@ Sample = tuple[tuple[str, ...], str, str, str, str]
 
 
 def tally(samples: Iterable[Sample]) -> dict[tuple[tuple[str, ...], str], RuleTally]:
-    """``(group, rule name) -> RuleTally``, sorted by group then in first-seen rule order."""
+    """``(group, rule name) -> RuleTally``, sorted by group then rule name (every report and
+    every run lists the rules in the same order, whatever order the scenarios ran in)."""
     table: dict[tuple[tuple[str, ...], str], RuleTally] = {}
     for group, name, rule, outcome, source in samples:
         table.setdefault((group, name), RuleTally()).add(outcome, source, rule)
-    order = {key: index for index, key in enumerate(table)}
-    return dict(sorted(table.items(), key=lambda kv: (kv[0][0], order[kv[0]])))
+    return dict(sorted(table.items()))
