@@ -50,7 +50,8 @@ def test_a_bumped_harness_version_replays_the_committed_cache_green(
                               capture_output=True, text=True, timeout=300, check=False)
 
     probe = subprocess.run([sys.executable, "-c", "import harness; print(harness.__version__, "
-                            "harness.__file__)"], cwd=project.root, env=env, capture_output=True, text=True, check=True)
+                            "harness.__file__)"], cwd=project.root, env=env,
+                           capture_output=True, text=True, check=True)
     version, imported = probe.stdout.split()
     assert version == BUMPED and Path(imported).parent == package
 
