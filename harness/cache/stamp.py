@@ -19,6 +19,7 @@ from harness import __version__
 from harness.cache.layout import STAMP_FILE
 from harness.cache.store import format_time
 from harness.key import CACHE_FORMAT_VERSION
+from harness.strictload import load_json
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ def check_stamp(
                            f"{path.name} is missing in {cache_root.name}/: the cache was never "
                            f"recorded (or the stamp was deleted). Record it: {refresh_command}")
     try:
-        data = json.loads(path.read_bytes())
+        data = load_json(path.read_bytes())
         recorded_format = data["format_version"]
         recorded_harness = data["harness_version"]
     except (ValueError, KeyError, TypeError) as exc:

@@ -50,8 +50,10 @@ def allowlist_path(config: HarnessConfig) -> tuple[Path, bool]:
     pyproject = config.root / "pyproject.toml"
     configured = None
     if pyproject.is_file():
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        configured = data.get("tool", {}).get("harness", {}).get("allowlist")
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))  # load_config proved it parses
+        tool = data.get("tool", {})
+        section = tool.get("harness", {}) if isinstance(tool, dict) else {}
+        configured = section.get("allowlist") if isinstance(section, dict) else None
     if isinstance(configured, str) and configured.strip():
         return (config.root / configured).resolve(), True
     return config.root / DEFAULT_ALLOWLIST, False
@@ -68,7 +70,14 @@ def load_allowlist(ctx: CheckContext, findings: list[Finding]) -> Allowlist:
         return Allowlist(frozenset(), ())
     literals: set[str] = set()
     patterns: list[re.Pattern[str]] = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "is not UTF-8"
+        findings.append(Finding(GUARD, where, f"the allowlist cannot be read ({reason})",
+                                "save it as UTF-8 text, one value per line"))
+        return Allowlist(frozenset(), ())
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
