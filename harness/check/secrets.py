@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.check.context import CheckContext
+from harness.check.credential_values import configured_secrets, find_values
 from harness.check.detectors import detect_lines, mask
 from harness.check.findings import Finding, GuardResult
 from harness.config import HarnessConfig
@@ -103,6 +104,13 @@ def check(ctx: CheckContext) -> GuardResult:
     files = (*ctx.dataset_files, *ctx.cache_files)
     fix = ("remove it (re-record the cache if the entry holds it); if it is a deliberate fake value, add "
            f"it to {ctx.rel(allowlist_path(ctx.config)[0])}")
+    configured, problem = configured_secrets(ctx)
+    if problem:
+        findings.append(Finding(GUARD, ctx.rel(ctx.config.credentials_file or ctx.config.root),
+                                f"the credentials file cannot be read, so the values of its keys cannot "
+                                f"be looked for ({problem})", "fix the file (KEY=VALUE lines, UTF-8)"))
+    key_fix = ("remove it and re-record what held it; then rotate the key: it may already be in "
+               "the git history of every clone")
     allowed = 0
     for path in files:
         try:
@@ -111,7 +119,16 @@ def check(ctx: CheckContext) -> GuardResult:
             findings.append(Finding(GUARD, ctx.rel(path), f"cannot be read ({exc.strerror})",
                                     "fix its permissions: an unreadable file cannot be scanned"))
             continue
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for number, start, end, secret in find_values(text, configured):
+            spans.setdefault(number, []).append((start, end))
+            findings.append(Finding(GUARD, ctx.rel(path), f"the value of {secret.variable} (from "
+                                    f"{secret.source}) at column {start + 1}", key_fix, line=number,
+                                    field=secret.variable))
         for number, hit in detect_lines(_ESCAPES.sub(_blank, text)):
+            end = hit.start + len(hit.value)
+            if any(s < end and hit.start < e for s, e in spans.get(number, ())):
+                continue  # already reported as the configured key it is
             if allowlist.allows(hit.value):
                 allowed += 1
                 continue
