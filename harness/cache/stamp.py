@@ -30,6 +30,7 @@ from typing import Any
 from harness import __version__
 from harness.cache.layout import STAMP_FILE
 from harness.key import CACHE_FORMAT_VERSION
+from harness.strictload import load_json
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def read_stamp(cache_root: Path) -> dict[str, Any] | None:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
-    data = json.loads(raw)
+    data = load_json(raw)  # a duplicate key is refused, not last-wins
     if not isinstance(data, dict):
         raise ValueError("the stamp is not a JSON object")
     return data
