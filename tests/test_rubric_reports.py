@@ -250,11 +250,14 @@ def test_the_browser_renders_rubric_counts_and_labels_without_errors(project: Pr
     assert console == [] and 'data-rendered="ok"' in dom
     judges = dom[dom.index('id="table-judges"'):dom.index('id="table-rubric"')]
     assert "5.00 scripted, 1 inconclusive" in judges
-    rubric = dom[dom.index('id="table-rubric"'):dom.index('id="provenance"')]
+    rubric = dom[dom.index('id="table-rubric"'):dom.index('id="table-rubric-trend"')]
     assert rubric.count("<tr>") == 5  # header + brief and polite for two groups
     assert "50% scripted" in rubric and ">-<" in rubric  # gamma's polite: inconclusive only
     assert "provenance: agent answers: 3 scripted" in text_of(dom, "provenance")
     trend = dom[dom.index('id="chart-trend"'):dom.index('id="table-coverage"')]
     assert "<circle" not in trend and "scripted answers are left out of trends" in trend
+    rule_trend = dom[dom.index('id="table-rubric-trend"'):dom.index('id="provenance"')]
+    assert "helper/brief" in rule_trend and "2026-01-01T00:00:00" in rule_trend
+    assert "%" not in rule_trend  # every pass rate of that run came from a script
     view = dom[dom.index('id="transcript"'):]
     assert "Rubric (reported only)" in view and "brief is fail" in view
