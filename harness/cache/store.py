@@ -22,6 +22,7 @@ from harness import __version__
 from harness.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
 from harness.cache.verify import parse_time, read_file, response_from_json, verify_entry
+from harness.clock import utc_now as utc_now  # re-exported: the one clock (harness.clock)
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import CacheCorrupt, CacheExpired
 from harness.key import CACHE_FORMAT_VERSION, compute_key, short_key
@@ -54,11 +55,6 @@ class EntryAbsent(Exception):
         super().__init__(reason)
         self.path = path
         self.reason = reason
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware, second precision (stored timestamps are readable)."""
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 def format_time(moment: datetime) -> str:

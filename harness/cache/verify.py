@@ -7,14 +7,13 @@ now call :func:`verify_entry`, so they accept the same entries and word every
 reason the same way. Every reason is collected (the guard lists them all; a run
 names them all in one message). Hostile shapes are reasons, never tracebacks:
 ``"key": 12345``, a timestamp without a zone, a folder where a file belongs, a
-symbolic link (see :mod:`harness.symlinks`).
+symbolic link (the rule of :mod:`harness.links`).
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -24,6 +23,8 @@ from typing import Any
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE
 from harness.entities import ChatResponse, ToolCall, Usage
 from harness.key import SHORT_KEY_LENGTH
+from harness.links import RULE
+from harness.strictload import load_json
 
 _FULL_KEY = re.compile(r"[0-9a-f]{64}")
 _CHUNK = 1 << 16
@@ -78,8 +79,7 @@ def read_file(path: str | os.PathLike[str], *, no_follow: bool = False) -> bytes
         fd = os.open(path, os.O_RDONLY | _BINARY | (_NOFOLLOW if no_follow else 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise NotAFile("is a symbolic link; eval-cache/ must not contain symbolic links "
-                           "(a fresh clone may not reproduce them)") from None
+            raise NotAFile(RULE.format(root="the cache root")) from None
         if exc.errno in (errno.EISDIR, errno.EACCES) and os.path.isdir(path):
             raise NotAFile("is a folder, not a file") from None
         raise
@@ -141,7 +141,7 @@ def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: st
     response = None
     if payload is not None:
         try:
-            response = response_from_json(json.loads(payload))
+            response = response_from_json(load_json(payload))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             problems.append(f"contents.data does not decode as a response ({exc!r})")
     return VerifiedEntry(False, meta, response, created, expires, tuple(problems))
@@ -167,7 +167,7 @@ def _read_meta(path: str, problems: list[str]) -> dict[str, Any] | None:
     if data is None:
         return None
     try:
-        meta = json.loads(data)
+        meta = load_json(data)
     except ValueError as exc:
         problems.append(f"entry.json does not parse ({exc})")
         return None

@@ -20,7 +20,7 @@ from harness.atomic import TEMP_PREFIX
 from harness.cache.layout import CONTENTS_FILE, ENTRIES_DIR, ENTRY_FILE
 from harness.cache.verify import verify_entry
 from harness.key import SHORT_KEY_LENGTH
-from harness.symlinks import RULE as SYMLINK_RULE
+from harness.links import RULE as SYMLINK_RULE
 
 _DEPTH = 5  # agent / tenant / name / iteration / key16
 _SHORT_KEY = re.compile(rf"[0-9a-f]{{{SHORT_KEY_LENGTH}}}")
@@ -67,7 +67,7 @@ def scan_tree(cache_root: Path) -> CacheTree:
     strays: list[tuple[Path, str]] = []
     base = cache_root / ENTRIES_DIR
     if base.is_symlink():
-        strays.append((base, f"a symbolic link: {SYMLINK_RULE}"))
+        strays.append((base, SYMLINK_RULE.format(root=f"{cache_root.name}/")))
     elif base.is_dir():
         _walk(base, base, 0, entries, temps, strays)
     return CacheTree(tuple(entries), tuple(temps), tuple(strays))
@@ -79,7 +79,7 @@ def _walk(base: Path, folder: Path, depth: int, entries: list[EntryRecord], temp
         children = sorted((Path(e.path), e.is_dir(follow_symlinks=False), e.is_symlink()) for e in scan)
     for child, is_dir, is_link in children:
         if is_link:
-            strays.append((child, f"a symbolic link: {SYMLINK_RULE}"))
+            strays.append((child, SYMLINK_RULE.format(root=f"{base.parent.name}/")))
         elif child.name.startswith(TEMP_PREFIX):
             temps.append(child)
         elif not is_dir:

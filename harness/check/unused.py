@@ -42,7 +42,7 @@ from harness.replay import IterationReplay, replay_reads
 from harness.rerecord import Fix, Rerecord
 
 GUARD = "unused"
-JUDGE_PREFIX = "judge:"
+JUDGE_PREFIX = ("judge:", "rubric:")  # graders of an answer: built-in judges and rubric items
 
 
 @dataclass(frozen=True)

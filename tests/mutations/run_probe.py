@@ -90,7 +90,8 @@ MUTATIONS = (
              "harness/cache/verify.py", "if moment.tzinfo is None:", "if False:",
              ("tests/test_entry_hostile.py",)),
     Mutation("symlinks-allowed-in-run", "run does not refuse symbolic links in the cache",
-             "harness/api.py", "refuse_symlinks([config.cache], config.relative)", "None",
+             "harness/api.py",
+             "refuse_symlinks(config.cache, config.relative(config.cache), config.relative)", "None",
              ("tests/test_entry_hostile.py",)),
 )
 
