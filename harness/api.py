@@ -117,8 +117,8 @@ class EvalSession:
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         result, output = _run_iteration(agent, scenario, iteration, request, client,
                                         request_digest(request))
-        result = _with_counterexamples(agent, scenario, result)
         result = score_iteration(agent, request, result, output, client)  # judges, metrics
+        result = _with_counterexamples(agent, scenario, result)  # no model call
         self._writer.write(result)
         return result
 
