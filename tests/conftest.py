@@ -16,7 +16,7 @@ from harness.cli import main
 from harness.report.load import load_records
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "fuzz_support"]
 
 
 @dataclass
