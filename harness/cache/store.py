@@ -23,6 +23,7 @@ from typing import Any
 
 from harness import __version__
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
+from harness.clock import utc_now as utc_now  # re-exported: the one clock (harness.clock)
 from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
 from harness.errors import CacheCorrupt, CacheExpired, rerecord_command
 from harness.key import CACHE_FORMAT_VERSION, compute_key
@@ -55,11 +56,6 @@ class EntryAbsent(Exception):
         super().__init__(reason)
         self.path = path
         self.reason = reason
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware, second precision (stored timestamps are readable)."""
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 def format_time(moment: datetime) -> str:
