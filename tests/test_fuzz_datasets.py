@@ -122,7 +122,7 @@ def _load_and_key(config: HarnessConfig, file: Path, kind: str) -> None:
     assert _digest(config.cache) == cache_before
 
 
-@FUZZ
+@settings(FUZZ, max_examples=500)
 @given(generated=malformed_document(
     _base(REPO_ROOT / "eval-datasets" / AGENT / TENANT / "proof-question-lookup.yaml"),
     SCENARIO_KEYS, SCENARIO_HOSTILE, formats=("yaml", "json")))
