@@ -37,15 +37,17 @@ BOMB = ("lol: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"l{i}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)))
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a node of a JSON-like value (the root is ``()``)."""
+def _paths(value: Any, depth: int, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path to a node of a JSON-like value down to ``depth`` levels (the root is ``()``)."""
     found = [prefix]
+    if len(prefix) >= depth:
+        return found
     if isinstance(value, dict):
         for key, item in value.items():
-            found.extend(_paths(item, (*prefix, key)))
+            found.extend(_paths(item, depth, (*prefix, key)))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            found.extend(_paths(item, (*prefix, index)))
+            found.extend(_paths(item, depth, (*prefix, index)))
     return found
 
 
@@ -70,11 +72,13 @@ def _delete(document: Any, path: tuple[Any, ...]) -> Any:
 
 
 @st.composite
-def mutated(draw: st.DrawFn, base: Any, keys: tuple[str, ...], hostile: dict[str, list[Any]]) -> Any:
-    """``base`` after one to three structural mutations (replace, drop, add a key, hostile value)."""
+def mutated(draw: st.DrawFn, base: Any, keys: tuple[str, ...], hostile: dict[str, list[Any]],
+            depth: int = 8) -> Any:
+    """``base`` after one to three structural mutations (replace, drop, add a key, hostile value)
+    of nodes down to ``depth`` levels."""
     document = copy.deepcopy(base)
     for _ in range(draw(st.integers(min_value=1, max_value=3))):
-        paths = _paths(document)
+        paths = _paths(document, depth)
         action = draw(st.sampled_from(("replace", "drop", "add", "hostile")))
         path = draw(st.sampled_from(paths))
         if action == "replace":

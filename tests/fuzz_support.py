@@ -20,6 +20,7 @@ _COUNTS: Counter[str] = Counter()
 _SECONDS: dict[str, float] = {}
 _MERGED: Counter[str] = Counter()
 _MERGED_SECONDS: dict[str, float] = {}
+_WALL = [0.0]
 
 
 def count(kind: str, outcome: str) -> None:
@@ -39,6 +40,12 @@ class timed:  # noqa: N801 - used as a decorator-like context manager
 
     def __exit__(self, *exc: object) -> None:
         _SECONDS[self.kind] = _SECONDS.get(self.kind, 0.0) + time.perf_counter() - self.started
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Wall time of the fuzz tests, generation included (under xdist: on the controller)."""
+    if "test_fuzz" in report.nodeid:
+        _WALL[0] += report.duration
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -76,4 +83,5 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
                else "no traceback, no byte changed under eval-cache/")
     terminalreporter.write_line(f"fuzz: {total} malformed inputs, {errors} ended in a named error, "
                                 f"{total - errors} were still valid; {verdict} "
-                                f"({sum(seconds.values()):.1f} s)")
+                                f"({sum(seconds.values()):.1f} s in the harness, {_WALL[0]:.1f} s of "
+                                "fuzz tests in all)")

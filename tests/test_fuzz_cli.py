@@ -8,45 +8,17 @@ cache.
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fuzz_project import AGENT, SCENARIOS, TENANT, build_project, digest
 
-from conftest import REPO_ROOT
-
-AGENT = "operator-approval"
-TENANT = "inkwell-print"
-SCENARIO = "proof-question-lookup"
+SCENARIO = SCENARIOS[0]
 BOMB = "lol: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"l{i}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))
-
-
-def _project(root: Path) -> Path:
-    (root / "pyproject.toml").write_text('[project]\nname = "cli-fuzz"\n', encoding="utf-8")
-    source, target = REPO_ROOT / "eval-datasets" / AGENT, root / "eval-datasets" / AGENT
-    (target / TENANT).mkdir(parents=True)
-    for name in ("agent.yaml", "system.md", "script.yaml"):
-        shutil.copy2(source / name, target / name)
-    for name in ("tenant.yaml", f"{SCENARIO}.yaml"):
-        shutil.copy2(source / TENANT / name, target / TENANT / name)
-    shutil.copytree(REPO_ROOT / "eval-cache" / "cache" / AGENT / TENANT / SCENARIO,
-                    root / "eval-cache" / "cache" / AGENT / TENANT / SCENARIO)
-    shutil.copy2(REPO_ROOT / "eval-cache" / ".eval-cache.json", root / "eval-cache" / ".eval-cache.json")
-    return root
-
-
-def _digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        digest.update(path.relative_to(folder).as_posix().encode())
-        if path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -86,10 +58,10 @@ def _garbage_stamp(root: Path) -> str:
     (_duplicate_type, 2), (_bomb_in_agent, 2), (_undecodable_scenario, 2), (_garbage_stamp, 1)])
 def test_hostile_inputs_exit_1_or_2_with_a_named_error_through_the_cli(
         tmp_path: Path, damage: Callable[[Path], str], run_code: int) -> None:
-    root = _project(tmp_path)
+    root = build_project(tmp_path)
     assert _cli(root, "run").returncode == 0
     shown = damage(root)
-    before = _digest(root / "eval-cache")
+    before = digest(root / "eval-cache")
     ran = _cli(root, "run")
     checked = _cli(root, "check")
     for result in (ran, checked):
@@ -98,4 +70,4 @@ def test_hostile_inputs_exit_1_or_2_with_a_named_error_through_the_cli(
     assert ran.returncode == run_code, ran.stderr
     assert shown in ran.stdout + ran.stderr
     assert shown in checked.stdout + checked.stderr
-    assert _digest(root / "eval-cache") == before
+    assert digest(root / "eval-cache") == before

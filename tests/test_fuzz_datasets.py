@@ -12,16 +12,15 @@ same inputs every time.
 
 from __future__ import annotations
 
-import hashlib
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from fuzz_project import AGENT, FUZZ, TENANT, build_project, digest
 from fuzz_strategies import malformed_document
 from fuzz_support import count, timed
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 
 from conftest import REPO_ROOT
 from harness.config import HarnessConfig, load_config
@@ -30,12 +29,6 @@ from harness.entities import ChatCall
 from harness.errors import DatasetError
 from harness.key import compute_key
 
-AGENT = "operator-approval"
-TENANT = "inkwell-print"
-SCENARIOS = ("proof-question-lookup", "just-send-it")
-FUZZ = settings(max_examples=400, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                       HealthCheck.filter_too_much])
 SCENARIO_KEYS = ("type", "description", "input", "messages", "expect", "judge", "params", "tags",
                  "iterations", "context", "tool_results", "counterexamples", "rubric")
 AGENT_KEYS = ("provider", "model", "system_prompt", "options", "output", "output_schema", "script",
@@ -67,31 +60,10 @@ AGENT_HOSTILE: dict[str, list[Any]] = {
 }
 
 
-def _digest(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(folder.rglob("*")):
-        digest.update(path.relative_to(folder).as_posix().encode())
-        if path.is_file():
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 @pytest.fixture(scope="module")
 def example(tmp_path_factory: pytest.TempPathFactory) -> HarnessConfig:
     """A project holding one real example agent and its recorded entries."""
-    root = tmp_path_factory.mktemp("fuzz-datasets")
-    (root / "pyproject.toml").write_text('[project]\nname = "fuzz"\n', encoding="utf-8")
-    source, target = REPO_ROOT / "eval-datasets" / AGENT, root / "eval-datasets" / AGENT
-    (target / TENANT).mkdir(parents=True)
-    for name in ("agent.yaml", "system.md", "script.yaml"):
-        shutil.copy2(source / name, target / name)
-    shutil.copy2(source / TENANT / "tenant.yaml", target / TENANT / "tenant.yaml")
-    for name in SCENARIOS:  # two scenarios: a load stays a few milliseconds
-        shutil.copy2(source / TENANT / f"{name}.yaml", target / TENANT / f"{name}.yaml")
-        shutil.copytree(REPO_ROOT / "eval-cache" / "cache" / AGENT / TENANT / name,
-                        root / "eval-cache" / "cache" / AGENT / TENANT / name)
-    shutil.copy2(REPO_ROOT / "eval-cache" / ".eval-cache.json", root / "eval-cache" / ".eval-cache.json")
-    return load_config(root)
+    return load_config(build_project(tmp_path_factory.mktemp("fuzz-datasets")))
 
 
 def _base(path: Path) -> Any:
@@ -100,7 +72,7 @@ def _base(path: Path) -> Any:
 
 def _load_and_key(config: HarnessConfig, file: Path, kind: str) -> None:
     """Load the datasets; a valid result is keyed like a run would; an error must name ``file``."""
-    cache_before = _digest(config.cache)
+    cache_before = digest(config.cache)
     try:
         dataset = load_dataset(config)
     except DatasetError as error:
@@ -119,10 +91,10 @@ def _load_and_key(config: HarnessConfig, file: Path, kind: str) -> None:
                 compute_key(ChatCall(scenario.id, iteration, agent.provider, agent.model,
                                      dataset.request_for(scenario)))
         count(kind, "valid")
-    assert _digest(config.cache) == cache_before
+    assert digest(config.cache) == cache_before
 
 
-@settings(FUZZ, max_examples=500)
+@settings(FUZZ, max_examples=450)
 @given(generated=malformed_document(
     _base(REPO_ROOT / "eval-datasets" / AGENT / TENANT / "proof-question-lookup.yaml"),
     SCENARIO_KEYS, SCENARIO_HOSTILE, formats=("yaml", "json")))
@@ -138,7 +110,7 @@ def test_fuzz_malformed_scenario_files_end_in_a_named_problem(
         file.unlink()
 
 
-@FUZZ
+@settings(FUZZ, max_examples=350)
 @given(generated=malformed_document(_base(REPO_ROOT / "eval-datasets" / AGENT / "agent.yaml"),
                                     AGENT_KEYS, AGENT_HOSTILE))
 def test_fuzz_malformed_agent_files_end_in_a_named_problem(
@@ -154,7 +126,7 @@ def test_fuzz_malformed_agent_files_end_in_a_named_problem(
         file.write_bytes(original)
 
 
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=100)
 @given(generated=malformed_document({"description": "A tenant.", "params": {"company": "Inkwell"}},
                                     ("description", "params", "rubric"),
                                     {"params": [None, [], {"company": {"nested": True}}, "x"]}))
