@@ -304,3 +304,16 @@ def test_judges_and_rubric_items_of_an_iteration_share_one_round(
     assert all(len(r["calls"]) == 5 for r in records)
     assert all(item["outcome"] == "pass" for r in records for item in r["rubric"])
     assert project.run("run").code == 0
+
+
+def test_a_server_without_a_batch_api_fails_by_name_before_anything_is_paid(
+    project: Project, fake: BatchServer
+) -> None:
+    project.agent("helper", provider="openai", model="m-test-1",
+                  endpoint={"base_url": fake.url + "/compat/v1", "max_retries": 0})
+    project.scenario("helper/acme/s0")
+    outcome = project.run("run", "--refresh-cache", "--batch", *FAST)
+    assert outcome.code == 1 and "Traceback" not in outcome.err
+    assert "eval-batch-failed: --batch: openai at" in outcome.err and "HTTP 404" in outcome.err
+    assert "nothing of it was paid for" in outcome.err and "record without --batch" in outcome.err
+    assert fake.batches_created == 0 and entries(project) == {}
