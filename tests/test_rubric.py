@@ -273,3 +273,5 @@ def test_a_rubric_calls_key_is_pinned_so_a_prompt_change_is_deliberate() -> None
     call = ChatCall("ops/acme/draft", 0, "openai", "gpt-judge-1", judge_request,
                     purpose="rubric:options-balanced")
     assert compute_key(call) == "a35a5fe3bf7d1c40a629330e33e3222c4feaae70a99a887c5947a113dc5e7fa2"
+    renamed = ChatCall("ops/acme/draft", 0, "openai", "gpt-judge-1", judge_request, purpose="x")
+    assert compute_key(renamed) == compute_key(call)  # the purpose is recorded, never keyed
