@@ -114,8 +114,13 @@ def test_strength_is_in_every_report(project: Project) -> None:
     assert "strength" in markdown and "2/2" in markdown
     suite = ET.fromstring(project.run("report", "--format", "junit").out).find("testsuite")
     assert suite is not None
-    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    own = suite.find("properties")
+    assert own is not None
+    props = {p.get("name"): p.get("value") for p in own.iter("property")}
     assert props["strength"] == "2/2"
+    case = suite.find("testcase")
+    assert case is not None
+    assert {p.get("name"): p.get("value") for p in case.iter("property")}["strength"] == "2/2"
     page = project.run("report", "--format", "html").out
     assert '"strength": {"caught": 2, "total": 2}' in page.replace("\\u0022", '"')
 
