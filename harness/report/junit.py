@@ -12,10 +12,12 @@ does, so a CI's test history is one history whichever front end ran:
 - ``time`` = the iteration's wall time in seconds.
 
 The schema refuses ``<properties>`` inside a testcase, so agent and tenant
-live in the classname, and the rest (type, test id, decisions, judge scores)
-goes into the testcase's ``<system-out>`` as ``key: value`` lines, which
-Jenkins and GitLab show beside the test. Suite-level ``<properties>`` carry
-the run id and the agent. A reject or a scenario that checks nothing is a
+live in the classname, and the rest (type, test id, decisions, judge scores
+and rubric outcomes) goes into the testcase's ``<system-out>`` as ``key: value``
+lines, which Jenkins and GitLab show beside the test. Suite-level
+``<properties>`` carry the run id, the agent, and the judge means and rubric
+pass rates with their inconclusive counts (properties only: neither ever
+fails a testcase). A reject or a scenario that checks nothing is a
 ``<failure>``; a miss, an expired or corrupt entry or an error is an
 ``<error>`` (the model was never asked). Declared metrics form one more suite,
 where only a gated metric that missed its target fails.
@@ -28,7 +30,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
+from harness.provenance import SCRIPTED, answer_source
+from harness.report.grades import judge_cells, rubric_rows
 from harness.report.model import RunView, is_blocking
+from harness.rubric.grade import PURPOSE_PREFIX
 
 _FAILURES = ("rejected", "unchecked")
 #: Characters XML 1.0 cannot carry at all, even escaped (model output may hold them).
@@ -59,6 +64,7 @@ def render_junit(view: RunView) -> str:
         by_agent[str(record["agent"])].append(record)
     for agent, records in sorted(by_agent.items()):
         suite = _suite(root, agent, view, {"agent": agent})
+        _grade_properties(suite, records)
         for record in records:
             _testcase(suite, record, datasets)
         _count(suite)
@@ -114,9 +120,34 @@ def _testcase(suite: ET.Element, record: dict[str, Any], datasets: str) -> None:
     }
     for judge in record.get("judges") or []:
         score = judge.get("score")
-        details[f"judge.{judge['name']}"] = (
-            f"{score} ({judge['interpretation']})" if score is not None else judge["interpretation"])
+        text = (f"{score} ({judge['interpretation']})" if score is not None
+                else str(judge["interpretation"]))
+        scripted = answer_source(record, judge, f"judge:{judge['name']}") == SCRIPTED
+        details[f"judge.{judge['name']}"] = text + (" scripted" if scripted else "")
+    for item in record.get("rubric") or []:
+        scripted = answer_source(record, item, f"{PURPOSE_PREFIX}{item['name']}") == SCRIPTED
+        details[f"rubric.{item['name']}"] = (
+            f"{item['outcome']}{' scripted' if scripted else ''}: {item.get('reason', '')}")
     _system_out(case, details)
+
+
+def _grade_properties(suite: ET.Element, records: list[dict[str, Any]]) -> None:
+    """Judge and rubric totals of an agent's suite, inconclusive counts included: properties
+    only, never a failure (neither may gate)."""
+    values: dict[str, Any] = {}
+    _, cells = judge_cells({**r, "tenant": "", "type": ""} for r in records)
+    for row in cells.values():
+        for name, cell in row.items():
+            for field, value in cell.to_json().items():
+                values[f"judge.{name}.{field}"] = value
+    for row in rubric_rows(records, ("agent",)):
+        for field in ("pass", "fail", "inconclusive", "not_evaluated", "scripted", "pass_rate"):
+            values[f"rubric.{row['name']}.{field}"] = row[field]
+    if values:
+        container = suite.find("properties")
+        for name, value in values.items():
+            if value is not None and container is not None:
+                ET.SubElement(container, "property", name=name, value=_clean(value))
 
 
 def _system_out(case: ET.Element, values: dict[str, Any]) -> None:
