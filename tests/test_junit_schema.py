@@ -9,6 +9,7 @@ dependency) validates. Real subprocesses, as a CI job runs them.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -99,3 +100,12 @@ def test_the_schema_refuses_what_the_old_report_wrote(tmp_path: Path) -> None:
     assert not SCHEMA.validate(etree.parse(str(bad)))
     messages = " ".join(e.message for e in SCHEMA.error_log)
     assert "skipped" in messages and "properties" in messages
+
+
+def test_the_committed_examples_report_validates(project: Project) -> None:
+    """Judges, rubric items, metrics and four agents: the richest report there is."""
+    shutil.copytree(REPO_ROOT / "eval-datasets", project.datasets)
+    shutil.copytree(REPO_ROOT / "eval-cache", project.cache)
+    assert project.run("run", "-q", "--report", f"junit:{project.root / 'examples.xml'}").code == 0
+    document = _valid(project.root / "examples.xml")
+    assert len(_cases(document)) > 80
