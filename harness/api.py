@@ -233,7 +233,8 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
 
         recorder = session.batch_recorder(on_note)
         for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
-                                  advance=progress.advance if progress is not None else None):
+                                  advance=progress.advance if progress is not None else None,
+                                  workers=session.options.concurrency):
             session.summary.results.append(result.slim())
             if on_result is not None:
                 on_result(result)
