@@ -7,6 +7,7 @@ they can do, a script can do by calling it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -103,7 +104,8 @@ class EvalSession:
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
         self.summary = RunSummary(run_id=run_id,
-                                  started=clock(), results_dir=config.results)
+                                  started=clock(), results_dir=config.results,
+                                  datasets=config.relative(config.datasets))
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
         if self.options.mode == "offline":
@@ -130,10 +132,12 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
+        started = time.perf_counter()
         result, output = run_iteration(agent, scenario, iteration, request, client,
-                                        request_digest(request))
+                                       request_digest(request))
         result = score_iteration(agent, request, result, output, client)  # judges, metrics
         result = _with_counterexamples(agent, scenario, result)  # no model call
+        result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
         self._writer.write(result)
         return result
 
