@@ -142,11 +142,15 @@ def _init(args: argparse.Namespace) -> int:
     from harness.api import RunOptions, run_evals
     from harness.config import load_config
     from harness.datasets import Selection
+    from harness.install_source import installed_source
     from harness.scaffold import adopt
 
     root = (args.project or Path.cwd()).resolve()
-    for action in adopt(root, force=args.force):
+    source = installed_source()
+    for action in adopt(root, force=args.force, source=source):
         print(action)
+    if source.warning:
+        print(source.warning, file=sys.stderr)
     config = load_config(root)
     seeded = run_evals(config, RunOptions(selection=Selection(agents=("example-agent",)),
                                           mode="record-missing", scripted=True))
