@@ -28,6 +28,7 @@ from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
+from harness.selecting import require_selected
 
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
@@ -76,7 +77,7 @@ class EvalSession:
         self.config = config
         self.options = options or RunOptions()
         self.dataset = dataset or load_dataset(config)
-        self.scenarios = self.options.selection.apply(self.dataset.scenarios)
+        self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
         _check_iteration_override(config, self.scenarios, self.options.iterations)
         if self.options.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")

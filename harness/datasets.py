@@ -27,6 +27,7 @@ from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
 from harness.judges import resolve_judges
+from harness.manual import see
 from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
@@ -338,7 +339,7 @@ class _Loader:
         if not problems and isinstance(data, dict):
             for index, item in enumerate(data.get("expect", [])):
                 problems.extend(Problem(file, f"expect[{index}]", reason,
-                                        "see docs/formats.md, section Assertions")
+                                        see("formats", "Assertions"))
                                 for reason in check_item(item, schema_checked=True))
         self.problems.extend(problems)
         if problems or not isinstance(data, dict):

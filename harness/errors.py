@@ -111,3 +111,17 @@ class CredentialsMissing(ConfigError):
     """A recording run needs a provider key that is set nowhere; nothing was called."""
 
     code = "eval-credentials-missing"
+
+
+class SelectionEmpty(ConfigError):
+    """A filter (``--agent``, ``--tenant``, ``--type``, ``--scenario``) selects nothing: a typo, not
+    a green run of zero scenarios. The message names the values that exist."""
+
+    code = "eval-selection-empty"
+
+
+class ProjectNotFound(ConfigError):
+    """No harness project from the current folder upward (no ``[tool.harness]``, no datasets
+    folder): the command was run in the wrong place, or the repository has not adopted it yet."""
+
+    code = "eval-project-not-found"

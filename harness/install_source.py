@@ -95,7 +95,10 @@ def source_from_direct_url(data: dict[str, Any] | None, version: str) -> Install
         where = f"from {vcs} {url} at commit {commit}"
         if is_file:
             where = f"from the {vcs} repository {_path_of(url)} on this machine (commit {commit})"
-        return InstallSource("vcs", f"{DISTRIBUTION} @ {vcs}+{url}@{commit}{fragment}", where,
+        pinned = f"{vcs}+{url}@{commit}{fragment}"
+        # pip before 24 refuses ``name @ git+file:///...`` (a URL without a host); the bare URL
+        # installs everywhere, and pip reads the name from the project
+        return InstallSource("vcs", pinned if is_file else f"{DISTRIBUTION} @ {pinned}", where,
                              version, local=is_file)
     if isinstance(data.get("archive_info"), dict) and not is_file:
         digest = _archive_hash(data["archive_info"])
