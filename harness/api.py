@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from harness.assertions import evaluate, overall
+from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
 from harness.cache.stamp import check_stamp, write_stamp
 from harness.cache.store import CacheStore, utc_now
@@ -22,8 +22,9 @@ from harness.clients.caching import BoundClient, CachingClient
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
 from harness.config import HarnessConfig
+from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
-from harness.entities import Agent, AgentOutput, Scenario, Status
+from harness.entities import Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
@@ -31,6 +32,8 @@ from harness.scoring import metric_values, score_iteration
 from harness.selecting import require_selected
 
 if TYPE_CHECKING:
+    from harness.refresh.batch import BatchQueue, BatchRecorder
+    from harness.refresh.interrupt import RunInterrupted
     from harness.refresh.journal import Journal
     from harness.refresh.progress import Progress
     from harness.refresh.ratelimit import RateLimiter
@@ -53,6 +56,14 @@ class RunOptions:
     """Answer refresh calls from each agent's script file instead of the real provider."""
     concurrency: int = DEFAULT_CONCURRENCY
     """Scenario iterations recorded in parallel (recording modes; offline runs are serial)."""
+    resume: bool = False
+    """Reuse answers an earlier run journaled (and collect its batches) instead of paying again."""
+    batch: bool = False
+    """Pay through the providers' batch APIs, in rounds (:mod:`harness.refresh.batch`)."""
+    batch_poll_s: float = 30.0
+    """Seconds between two polls of a batch."""
+    batch_retry_errors: bool = False
+    """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
 
 
 class EvalSession:
@@ -83,11 +94,13 @@ class EvalSession:
             raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
-        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock)
+        run_id = run_id or new_run_id(datetime.now(UTC))
+        _check_recording_options(self.options)
+        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
-        self.summary = RunSummary(run_id=run_id or new_run_id(datetime.now(UTC)),
+        self.summary = RunSummary(run_id=run_id,
                                   started=clock(), results_dir=config.results)
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
@@ -118,11 +131,12 @@ class EvalSession:
         result, output = _run_iteration(agent, scenario, iteration, request, client,
                                         request_digest(request))
         result = score_iteration(agent, request, result, output, client)  # judges, metrics
+        result = _with_counterexamples(agent, scenario, result)  # no model call
         self._writer.write(result)
         return result
 
     def update_stamp(self) -> None:
-        """After a recording run that wrote entries, stamp the tree with the current versions.
+        """After a recording run that wrote entries, make sure the stamp names this cache format.
 
         The journal then forgets the answers this run materialised if every call
         was answered; after a failed call they stay, so re-running the same
@@ -130,7 +144,7 @@ class EvalSession:
         """
         if self.options.mode != "offline" and self._clients.wrote_entries:
             self.store.sync()  # the entries are durable before the journal forgets their answers
-            write_stamp(self.config.cache, ttl_days=self.config.ttl_days, now=self.clock())
+            write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
         self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
 
     def write_run_file(self, summary: RunSummary | None = None) -> None:
@@ -146,6 +160,28 @@ class EvalSession:
         self.write_run_file()
         return self.summary
 
+    def note_journal(self, note: Callable[[str], None]) -> None:
+        """Say so when an earlier run's journaled answers are left unused (no ``--resume``)."""
+        journal = self._clients.journal
+        if journal is not None and (earlier := journal.earlier_answers()):
+            note(f"note: {earlier} answer(s) journaled by an earlier run are not reused: a refresh "
+                 "pays for fresh answers (--resume reuses them without paying)")
+
+    def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
+        """The recorder a ``--batch`` run submits its rounds through."""
+        return self._clients.batch_recorder(note)
+
+    def interrupted(self) -> RunInterrupted:
+        """After Ctrl-C: keep everything paid for (the journal is not forgotten), say what resumes."""
+        from harness.refresh.interrupt import interrupted
+
+        journal = self._clients.journal
+        pending = len(journal.pending_batches()) if journal is not None else 0
+        folder = self.config.relative(journal.directory) if journal is not None else None
+        written = sum(client.written for client in self._clients.clients())
+        self._clients.settle(complete=False)
+        return interrupted(written=written, journal=folder, pending_batches=pending)
+
 
 def run_evals(
     config: HarnessConfig,
@@ -155,19 +191,43 @@ def run_evals(
     on_result: Callable[[IterationResult], None] | None = None,
     clock: Callable[[], datetime] = utc_now,
     progress: Progress | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run the selected scenarios and return the summary; records go to ``config.results``.
 
     A recording run calls up to ``options.concurrency`` iterations at once;
     results and ``on_result`` calls still come in plan order. ``progress``
-    (recording runs) is advanced as iterations finish.
+    (recording runs) is advanced as iterations finish; ``on_note`` gets the
+    lines a person recording should read (batch rounds, journal answers not
+    reused). An interrupt (Ctrl-C) of a recording run raises
+    :class:`~harness.refresh.interrupt.RunInterrupted` saying what was kept.
     """
     session = EvalSession(config, options, dataset=dataset, clock=clock)
+    try:
+        return _run_session(session, on_result, progress, on_note or (lambda text: None))
+    except KeyboardInterrupt:
+        if session.options.mode == "offline":
+            raise
+        raise session.interrupted() from None
+
+
+def _run_session(session: EvalSession, on_result: Callable[[IterationResult], None] | None,
+                 progress: Progress | None, on_note: Callable[[str], None]) -> RunSummary:
     plan = session.plan()
+    session.note_journal(on_note)
     if progress is not None:
         progress.start(len(plan))
     workers = min(session.options.concurrency, len(plan))
-    if session.options.mode == "offline" or workers <= 1:
+    if session.options.batch:
+        from harness.refresh.batch import run_batched
+
+        recorder = session.batch_recorder(on_note)
+        for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
+                                  advance=progress.advance if progress is not None else None):
+            session.summary.results.append(result.slim())
+            if on_result is not None:
+                on_result(result)
+    elif session.options.mode == "offline" or workers <= 1:
         for scenario, iteration in plan:
             result = session.run_one(scenario, iteration)
             if progress is not None:
@@ -223,26 +283,35 @@ def _run_iteration(
     except HarnessError as exc:
         return IterationResult(scenario, iteration, "error", message=str(exc),
                                calls=tuple(client.calls), request_digest=digest), None
-    verdicts = tuple(evaluate(scenario.expect, output, output_kind=agent.output,
-                              output_schema=agent.output_schema))
+    verdicts = tuple(answer_verdicts(agent, scenario, output))
     calls = tuple(client.calls)
-    base = IterationResult(scenario, iteration, "passed", verdicts, "", calls, output.response, digest)
-    if not verdicts:
-        return _replace(base, "unchecked", "the scenario has no hard assertion (expect is empty): "
-                                           "a scenario that checks nothing cannot pass"), output
-    verdict = overall(verdicts)
-    if verdict == "reject":
-        rejected = [v for v in verdicts if v.outcome == "reject"]
-        return _replace(base, "rejected",
-                        "; ".join(f"{v.assertion}: {v.reason}" for v in rejected)), output
-    if verdict == "not_evaluated":
-        return _replace(base, "unchecked", "no assertion could be evaluated (all not_evaluated): "
-                                           "the scenario checked nothing"), output
-    return base, output
+    status, message = answer_status(scenario, verdicts)
+    return IterationResult(scenario, iteration, status, verdicts, message, calls, output.response,
+                           digest), output
 
 
-def _replace(result: IterationResult, status: Status, message: str) -> IterationResult:
-    return replace(result, status=status, message=message)
+def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult
+                          ) -> IterationResult:
+    """Attach the scenario's counterexample results; a passed iteration whose scenario lets
+    a known-wrong answer through becomes ``toothless`` (no model call is made)."""
+    if not scenario.counterexamples:
+        return result
+    found = check_counterexamples(agent, scenario)
+    message = toothless_message(found)
+    if message and result.status == "passed":
+        return replace(result, status="toothless", message=message, counterexamples=found)
+    return replace(result, counterexamples=found)
+
+
+def _check_recording_options(options: RunOptions) -> None:
+    """``--resume`` and ``--batch`` only mean something for a paid recording run."""
+    paid = options.mode != "offline" and not options.scripted
+    for flag, used in (("--resume", options.resume), ("--batch", options.batch)):
+        if used and not paid:
+            raise ConfigError(f"{flag} applies only to a paid recording run (--refresh-cache or "
+                              "--record-missing, without --scripted)")
+    if options.batch and options.batch_poll_s <= 0:
+        raise ConfigError(f"--batch-poll must be positive, got {options.batch_poll_s:g}")
 
 
 def _check_iteration_override(
@@ -277,7 +346,7 @@ class _ClientFactory:
     """
 
     def __init__(self, config: HarnessConfig, dataset: Dataset, store: CacheStore,
-                 options: RunOptions, clock: Callable[[], datetime]) -> None:
+                 options: RunOptions, clock: Callable[[], datetime], run_id: str = "") -> None:
         self.config = config
         self.dataset = dataset
         self.store = store
@@ -288,6 +357,17 @@ class _ClientFactory:
         self._paid = options.mode != "offline" and not options.scripted
         self._journal: Journal | None = None
         self._limiters: dict[str, RateLimiter] = {}
+        self.run_id = run_id
+        self._batch_queue: BatchQueue | None = None
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal of a paid recording run (opened by :meth:`prepare`), else None."""
+        return self._journal
+
+    def clients(self) -> list[CachingClient]:
+        with self._lock:
+            return list(self._clients.values())
 
     @property
     def wrote_entries(self) -> bool:
@@ -304,7 +384,8 @@ class _ClientFactory:
             if client is None:
                 client = CachingClient(self._inner(agent), self.store,
                                        refresh=self.options.mode == "refresh", clock=self.clock,
-                                       journal=self._journal_of() if self._paid else None)
+                                       journal=self._journal_of() if self._paid else None,
+                                       rounds=self.options.batch)
                 self._clients[agent.name] = client
             return client
 
@@ -326,8 +407,34 @@ class _ClientFactory:
         from harness.refresh.journal import Journal
 
         if self._journal is None:
-            self._journal = Journal(journal_dir(self.config.results))
+            journal = Journal(journal_dir(self.config.results), run=self.run_id,
+                              resume=self.options.resume)
+            if not self.options.resume:
+                from harness.refresh.batch import refuse_pending
+
+                try:
+                    refuse_pending(journal)
+                except HarnessError:
+                    journal.close()
+                    raise
+            self._journal = journal
         return self._journal
+
+    def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
+        from harness.refresh.batch import BatchRecorder
+
+        assert self._batch_queue is not None, "batch_recorder() of a run without --batch"
+        agents = self.dataset.agents
+
+        def resolve(agent: str, provider: str) -> ChatClient:
+            if agent not in agents:
+                raise ConfigError(f"a journaled batch belongs to agent {agent}, which no longer "
+                                  f"exists: restore it, or delete {journal_dir_of(self.config)} "
+                                  "to give up the batch's answers")
+            return self._provider(agents[agent], provider)
+
+        return BatchRecorder(self._journal_of(), self._batch_queue, resolve,
+                             poll_s=self.options.batch_poll_s, note=note)
 
     def _provider(self, agent: Agent, name: str | None = None) -> ChatClient:
         from harness.credentials import resolve_credentials
@@ -373,4 +480,19 @@ class _ClientFactory:
         judge_provider = agent.judge.get("provider")
         if isinstance(judge_provider, str) and judge_provider:
             client.prepare(judge_provider)  # the default judge's key is checked up front too
+        if self.options.batch:
+            from harness.refresh.batch import BatchQueue, DeferringClient, batch_api
+
+            batch_api(client.prepare(agent.provider))  # a provider without a batch API fails now
+            if self._batch_queue is None:
+                self._batch_queue = BatchQueue()
+            return DeferringClient(client, agent.name, self._batch_queue, prepare=client.prepare,
+                                   retry_errors=self.options.batch_retry_errors)
         return client
+
+
+def journal_dir_of(config: HarnessConfig) -> str:
+    """The journal folder of a project, relative to its root, for messages."""
+    from harness.refresh import journal_dir
+
+    return config.relative(journal_dir(config.results))

@@ -45,6 +45,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, default=None, metavar="N",
                      help="with --refresh-cache/--record-missing: iterations recorded in parallel "
                      "(default 8); offline runs are serial")
+    run.add_argument("--resume", action="store_true",
+                     help="with --refresh-cache/--record-missing: reuse the answers an earlier "
+                     "interrupted or failed run paid for (and collect its batches) instead of paying again")
+    run.add_argument("--batch", action="store_true",
+                     help="with --refresh-cache/--record-missing: pay through the provider's batch "
+                     "API (half price, answers within 24 h), in rounds; see docs/batch.md")
+    run.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
+                     help="with --batch: seconds between two polls of a batch (default 30)")
+    run.add_argument("--batch-retry-errors", action="store_true",
+                     help="with --batch: pay synchronously for requests the batch answered with an error")
     run.add_argument("--quiet", "-q", action="store_true", help="print only failures and totals")
     run.add_argument("--report", action="append", default=[], metavar="FORMAT[:PATH]",
                      help="also write a report: md, json, junit, html or terminal (repeatable; "
@@ -158,6 +168,8 @@ def _run(args: argparse.Namespace) -> int:
         mode=mode,
         scripted=args.scripted,
         concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
+        resume=args.resume, batch=args.batch, batch_poll_s=args.batch_poll,
+        batch_retry_errors=args.batch_retry_errors,
     )
     progress = None
     if mode != "offline":
@@ -165,9 +177,17 @@ def _run(args: argparse.Namespace) -> int:
 
         progress = Progress(sys.stderr, label="recording" if args.scripted else "recording (paid)")
     reports = [parse_report_option(value) for value in args.report]
-    summary = run_evals(config, options, progress=progress)
+    summary = run_evals(config, options, progress=progress,
+                        on_note=lambda text: print(text, file=sys.stderr, flush=True))
     emit(render_summary(summary, quiet=args.quiet))
     _write_run_reports(config.results, summary.run_id, summary.results_dir, reports)
+    from harness.report.github import publish_run
+
+    commands, warnings = publish_run(summary, config.results, config.root, config.cache)
+    for line in commands:
+        emit(line)
+    for line in warnings:
+        print(line, file=sys.stderr)
     return summary.exit_code
 
 
@@ -219,29 +239,24 @@ def _prune(args: argparse.Namespace) -> int:
 
 def _write_run_reports(results: Path, run_id: str, run_dir: Path,
                        reports: list[tuple[str, Path | None]]) -> None:
-    """``run --report``: each report from the run just recorded; Markdown also goes to
-    ``$GITHUB_STEP_SUMMARY`` when it is set (so a GitHub job shows it, with or without --report)."""
-    import os
-
-    from harness.report import DEFAULT_NAMES, render, write_report
+    """``run --report``: each report from the run just recorded (the GitHub job summary is
+    :mod:`harness.report.github`'s)."""
+    from harness.report import DEFAULT_NAMES, write_report
     from harness.report.load import load_run
-    from harness.report.markdown import STEP_SUMMARY, append_step_summary
 
-    if not reports and not os.environ.get(STEP_SUMMARY):
+    if not reports:
         return
     view = load_run(results, run_id)
     for fmt, path in reports:
         written = write_report(view, fmt, path or run_dir / DEFAULT_NAMES[fmt])
         emit(f"{fmt} report: {written}")
-    if os.environ.get(STEP_SUMMARY):
-        append_step_summary(render(view, "md"))
 
 
 def _report(args: argparse.Namespace) -> int:
     from harness.project import load_project
     from harness.report import render, write_report
+    from harness.report.github import step_summary, warning_line
     from harness.report.load import load_run
-    from harness.report.markdown import append_step_summary
 
     config = load_project(args.project)
     view = load_run(config.results, args.run)
@@ -251,7 +266,9 @@ def _report(args: argparse.Namespace) -> int:
     else:
         emit(render(view, fmt).rstrip("\n"))
     if fmt == "md":
-        append_step_summary(render(view, "md"))
+        _, warning = step_summary(render(view, "md"))
+        if warning:
+            print(warning_line(warning), file=sys.stderr)
     return 0
 
 

@@ -23,14 +23,17 @@ from jsonschema import Draft202012Validator, SchemaError
 from harness.assertions import CheckedItem, check_item
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
+from harness.counterexamples import counterexample_problems
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
 from harness.judges import resolve_judges
+from harness.links import symlink_problems, through_link
 from harness.manual import see
 from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
+from harness.rubric import check_rubric, merge_rubric
 from harness.validation import read_document, read_text, schema_problems
 
 AGENT_FILE = "agent.yaml"
@@ -54,6 +57,8 @@ class Tenant:
     directory: Path
     description: str
     params: JsonObject
+    rubric: tuple[JsonObject, ...] = ()
+    """The tenant's own rubric items, resolved (merged into each of its scenarios)."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +133,10 @@ class _Loader:
                          "create it, or set [tool.harness] datasets in pyproject.toml")],
                 self.config.root,
             )
+        links = symlink_problems(self.root, self.config.relative(self.root))
+        if self.root.is_symlink():  # nothing under it is read through the link
+            raise DatasetError(links, self.config.root)
+        self.problems.extend(links)
         agents: dict[str, Agent] = {}
         tenants: dict[tuple[str, str], Tenant] = {}
         scenarios: list[Scenario] = []
@@ -162,8 +171,9 @@ class _Loader:
     def _children(self, folder: Path, *, dirs: bool) -> list[Path]:
         """Visible sub-folders (or files), sorted, with unsafe and colliding names reported."""
         with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per file
-            names = sorted(e.name for e in scan
-                           if not e.name.startswith((".", "_")) and e.is_dir() == dirs)
+            names = sorted(e.name for e in scan  # links are reported by the walk, never read
+                           if not e.name.startswith((".", "_")) and not e.is_symlink()
+                           and e.is_dir() == dirs)
         entries = [folder / name for name in names]
         for entry in entries:
             problem = name_problem(entry.name if dirs else entry.stem)
@@ -173,7 +183,8 @@ class _Loader:
         for first, second in case_collisions(names):
             self.problems.append(Problem(
                 folder, "names",
-                f"'{first}' and '{second}' differ only by case or extension, so they are one "
+                f"'{first}' and '{second}' differ only by case, Unicode normalisation or extension, "
+                "so they are one "
                 "path on Windows and macOS",
                 "rename one of them"))
         return entries
@@ -195,6 +206,8 @@ class _Loader:
 
     def _load_agent(self, agent_dir: Path) -> Agent | None:
         file = agent_dir / AGENT_FILE
+        if file.is_symlink():
+            return None  # reported with every other link under the root
         if not file.is_file():
             self.problems.append(Problem(agent_dir, AGENT_FILE, "is missing",
                                          "declare provider, model and system_prompt in it"))
@@ -218,6 +231,9 @@ class _Loader:
                                          "is a connection setting, and options are keyed",
                                          "remove it from judge.options"))
         self.problems.extend(check_metrics(data.get("metrics", []), file))
+        rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
+                                        data.get("tools") or [], file, "agent")
+        self.problems.extend(problems)
         prompt_file = self._inside(file, "system_prompt", agent_dir / data["system_prompt"])
         prompt = self._read_prompt(file, prompt_file)
         schema = None
@@ -246,9 +262,11 @@ class _Loader:
             params=dict(data.get("params", {})),
             judge=dict(data.get("judge", {})),
             metrics=tuple(data.get("metrics", [])),
+            rubric=rubric,
             decision_path=data.get("decision_path", "decision"),
             max_tool_rounds=data.get("max_tool_rounds", 4),
             entrypoint=self._entrypoint(file, data.get("entrypoint", "")),
+            tool_schema=data.get("tool_schema", True),
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:
@@ -265,6 +283,11 @@ class _Loader:
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
         """``path`` if it stays inside the project root; absolute or escaping paths are refused."""
         resolved = path.resolve()
+        if through_link(path, self.root):
+            self.problems.append(Problem(
+                file, field, f"'{self.config.relative(Path(os.path.abspath(path)))}' is reached "
+                "through a symbolic link", "replace the link with the real file"))
+            return None
         if not resolved.is_relative_to(self.config.root):
             self.problems.append(Problem(
                 file, field, f"'{path}' points outside the project",
@@ -309,7 +332,7 @@ class _Loader:
     def _load_tenant(self, agent: str, tenant_dir: Path) -> Tenant:
         file = tenant_dir / TENANT_FILE
         data: Any = {}
-        if file.is_file():
+        if file.is_file() and not file.is_symlink():
             data, problem = read_document(file)
             if problem:
                 self.problems.append(problem)
@@ -321,7 +344,7 @@ class _Loader:
                 if problems:
                     data = {}
         return Tenant(agent, tenant_dir.name, tenant_dir, data.get("description", ""),
-                      dict(data.get("params", {})))
+                      dict(data.get("params", {})), self._rubric(file, data.get("rubric"), "tenant"))
 
     def _load_scenario(self, agent: str, tenant: Tenant, file: Path) -> Scenario | None:
         data, problem = read_document(file)
@@ -341,6 +364,8 @@ class _Loader:
                 problems.extend(Problem(file, f"expect[{index}]", reason,
                                         see("formats", "Assertions"))
                                 for reason in check_item(item, schema_checked=True))
+            if not problems:
+                problems.extend(counterexample_problems(file, data))
         self.problems.extend(problems)
         if problems or not isinstance(data, dict):
             return None
@@ -362,6 +387,8 @@ class _Loader:
             judge=self._judges(file, data.get("judge")),
             tags=tuple(sys.intern(t) for t in data.get("tags", [])),
             tool_results=dict(tool_results) if tool_results else _EMPTY,
+            counterexamples=tuple(data.get("counterexamples", ())),
+            rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:
@@ -390,6 +417,23 @@ class _Loader:
         resolved, problems = resolve_judges(items, agent.judge, agent.directory, file, self._inside)
         self.problems.extend(problems)
         return resolved
+
+    def _rubric(self, file: Path, items: list[Any] | None, origin: str) -> tuple[JsonObject, ...]:
+        """A tenant's or scenario's own rubric items, checked against the agent's judge model."""
+        agent = self._agent
+        if agent is None or not items:
+            return ()
+        resolved, problems = check_rubric(items, agent.judge, agent.tools, file, origin)
+        self.problems.extend(problems)
+        return resolved
+
+    def _scenario_rubric(self, file: Path, tenant: Tenant,
+                         items: list[Any] | None) -> tuple[JsonObject, ...]:
+        """Agent, tenant and scenario items merged (a more specific one replaces its namesake)."""
+        agent_items = self._agent.rubric if self._agent is not None else ()
+        if not agent_items and not tenant.rubric and not items:
+            return ()
+        return merge_rubric(agent_items, tenant.rubric, self._rubric(file, items, "scenario"))
 
     def _check_request(self, agent: Agent, tenant: Tenant, scenario: Scenario) -> None:
         try:

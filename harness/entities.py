@@ -19,11 +19,12 @@ JsonObject = dict[str, Any]
 Outcome = Literal["pass", "reject", "not_evaluated"]
 
 #: What happened to one scenario iteration, in decreasing order of severity.
-Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked", "passed"]
+Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless",
+                 "passed"]
 
 #: Statuses that fail a run (everything but ``passed``).
 FAILING_STATUSES: frozenset[str] = frozenset(
-    {"rejected", "missed", "expired", "corrupt", "error", "unchecked"}
+    {"rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless"}
 )
 
 
@@ -53,12 +54,16 @@ class Agent:
     """Default judge model (``provider``, ``model``, ``options``) and ``evaluators``."""
     metrics: tuple[JsonObject, ...] = ()
     """Deterministic metrics over the agent's scenarios (see :mod:`harness.metrics`)."""
+    rubric: tuple[JsonObject, ...] = ()
+    """Rubric items of every scenario of the agent, resolved (see :mod:`harness.rubric`)."""
     decision_path: str = "decision"
+    """JSON path of the decision in a json output: expected and actual decisions in records."""
     max_tool_rounds: int = 4
+    """How many times scripted tool results are fed back before the turn is cut short."""
     entrypoint: str = ""
     """``module:function`` of a Python agent that drives the chat client itself (empty: declared)."""
-    """How many times scripted tool results are fed back before the turn is cut short."""
-    """JSON path of the decision in a json output: expected and actual decisions in records."""
+    tool_schema: bool = True
+    """Check every tool call against the declared tool parameters (the ``tool_schema`` assertion)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +86,10 @@ class Scenario:
     tags: tuple[str, ...] = ()
     tool_results: JsonObject = field(default_factory=dict)
     """Scripted results per tool name (one value, or a list used in call order)."""
+    counterexamples: tuple[JsonObject, ...] = ()
+    """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
+    rubric: tuple[JsonObject, ...] = ()
+    """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
 
     @property
     def id(self) -> str:
@@ -154,6 +163,29 @@ class JudgeScore:
     model: str
     warning: str = ""
     """Why the score is missing (a judge miss, a provider error); empty otherwise."""
+    source: str = ""
+    """Where the judge's answer came from: ``scripted``, ``provider`` or empty (unknown)."""
+
+
+#: Outcome of one rubric item: ``inconclusive`` when the judge's answer cannot be read as
+#: pass or fail, ``not_evaluated`` when there is no answer (a miss, a provider error).
+RubricOutcome = Literal["pass", "fail", "inconclusive", "not_evaluated"]
+
+
+@dataclass(frozen=True, slots=True)
+class RubricResult:
+    """The judge's pass/fail on one rubric item for one scenario iteration: reported, never gating."""
+
+    name: str
+    rule: str
+    outcome: RubricOutcome
+    reason: str
+    provider: str
+    model: str
+    warning: str = ""
+    """Why there is no outcome (a judge miss, a provider error); empty otherwise."""
+    source: str = ""
+    """Where the judge's answer came from: ``scripted``, ``provider`` or empty (unknown)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import ConfigError
 from harness.install_source import InstallSource, installed_source
 from harness.workflow import WORKFLOW_PATH, current_python, has_installable_project, workflow_text
 
@@ -112,8 +113,17 @@ def adopt(root: Path, *, force: bool = False, source: InstallSource | None = Non
 def _pyproject(root: Path) -> Action:
     path = root / "pyproject.toml"
     if path.exists():
-        text = path.read_text(encoding="utf-8")
-        if "harness" in tomllib.loads(text).get("tool", {}):
+        try:
+            text = path.read_text(encoding="utf-8")
+            parsed = tomllib.loads(text)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: is not UTF-8 ({exc.reason} at byte {exc.start}); nothing "
+                              "was written. Fix: save it as UTF-8, then run init again") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: is not valid TOML ({exc}); nothing was written. Fix: "
+                              "correct it (or move it away), then run init again") from None
+        tool = parsed.get("tool", {})
+        if isinstance(tool, dict) and "harness" in tool:
             return Action("pyproject.toml", "kept")
         separator = "" if text.endswith("\n") else "\n"
         path.write_text(text + separator + PYPROJECT_SECTION, encoding="utf-8", newline="\n")

@@ -31,8 +31,9 @@ from harness.key import compute_key
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
 
-#: Where an answer came from: the committed cache, a journal left by an interrupted run, the provider.
-Source = Literal["cache", "journal", "provider"]
+#: Where an answer came from: the committed cache, a journal left by an interrupted run, the
+#: provider (one synchronous call), or a provider batch this run created (``--batch``).
+Source = Literal["cache", "journal", "provider", "batch"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,7 @@ class CachingClient:
         refresh: bool = False,
         clock: Callable[[], datetime] = utc_now,
         journal: Journal | None = None,
+        rounds: bool = False,
     ) -> None:
         self.inner = inner
         self.provider = inner.provider
@@ -76,6 +78,11 @@ class CachingClient:
         self.journaled: list[str] = []
         """Keys materialised through the journal (forgotten when the whole run succeeds)."""
         self._lock = threading.Lock()
+        self._rounds = rounds
+        self._materialised: dict[str, Source] = {}
+        """With ``rounds`` (a ``--batch`` run re-runs iterations round after round): keys this
+        client recorded this run, and how; asked again, it reads the entry back and reports the
+        same origin instead of recording it again."""
 
     def complete(self, call: ChatCall) -> ChatResponse:
         """Protocol method: answer from the cache, else from the inner client."""
@@ -88,6 +95,11 @@ class CachingClient:
         now = self._clock()
         started = time.perf_counter()
         absent_reason = ""
+        earlier = self._materialised.get(key) if self._rounds else None
+        if earlier is not None:
+            response = self.store.read(call, key, now).response
+            usage = response.usage if earlier in ("provider", "batch") else Usage()
+            return response, self._record(key, False, started, call, "", earlier, usage)
         if not self.refresh:
             try:
                 entry = self.store.read(call, key, now)
@@ -105,8 +117,9 @@ class CachingClient:
                 return response, self._record(key, True, started, call)
         with self._lock:
             self.written += 1
+            self._materialised[key] = source
         recorded = self.store.read(call, key, now).response
-        usage = response.usage if source == "provider" else Usage()
+        usage = response.usage if source in ("provider", "batch") else Usage()
         return recorded, self._record(key, False, started, call, absent_reason, source, usage)
 
     def _through_journal(
@@ -119,9 +132,13 @@ class CachingClient:
                     return self.store.read(call, key, now).response, "cache"
                 except EntryAbsent:
                     pass
-            response = journal.get(key)
+            found = journal.lookup(key)
             source: Source = "journal"
-            if response is None:
+            if found is not None:
+                response = found.response
+                if found.this_run and found.obtained == "batch":
+                    source = "batch"  # paid for by this run's batch, materialised now
+            else:
                 response = self.inner.complete(call)
                 journal.put(key, call, response)
                 source = "provider"

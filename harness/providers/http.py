@@ -88,6 +88,40 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
+#: A configured key shorter than this is a placeholder (a local server ignores it: ``local``,
+#: ``ollama``); masking it inside answers would mangle ordinary words, so only longer ones are.
+MIN_SECRET_CHARS = 16
+#: Key shapes masked in answers whatever key is configured (an answer quoting a key is committed).
+_ANSWER_KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+
+
+def scrub_answer(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A decoded 2xx answer with every configured key (of at least :data:`MIN_SECRET_CHARS`)
+    and every ``sk-`` key shape replaced by ``[REDACTED]`` in every string, keys included.
+
+    Runs before the answer is mapped, journaled or written, so an endpoint that echoes the
+    key (a proxy's debug field, a model repeating its prompt) never puts it in the cache.
+    """
+    masked = tuple(s for s in secrets if len(s) >= MIN_SECRET_CHARS)
+
+    def text(item: str) -> str:
+        for secret in masked:
+            if secret in item:
+                item = item.replace(secret, REDACTED)
+        return _ANSWER_KEY_SHAPE.sub(REDACTED, item) if "sk-" in item else item
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return text(item)
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, dict):
+            return {text(k) if isinstance(k, str) else k: walk(v) for k, v in item.items()}
+        return item
+
+    return walk(value)
+
+
 def excerpt(body: bytes | str, secrets: Iterable[str] = (), limit: int = EXCERPT_CHARS) -> str:
     """At most ``limit`` characters of a body, whitespace collapsed, secrets redacted first."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
@@ -194,8 +228,41 @@ class Transport:
             self._sleep(wait if wait is not None else self.policy.backoff(attempt, self._rng))
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def _send(self, url: str, data: bytes) -> Reply:
-        request = urllib.request.Request(url, data=data, headers=self._headers, method="POST")
+    def request_bytes(self, method: str, path: str, data: bytes | None = None, *,
+                      content_type: str = "application/json", scenario: str = "") -> bytes:
+        """The body of a 2xx reply to any method (the batch APIs: uploads, polls, downloads).
+
+        Same retries, limiter, redaction and error messages as :meth:`post_json`.
+        """
+        url = join_url(self.base_url, path)
+        attempts = max(1, self.policy.max_attempts)
+        for attempt in range(1, attempts + 1):
+            if self._limiter is not None:
+                self._limiter.acquire()
+            wait: float | None = None
+            try:
+                reply = self._send(url, data, method=method, content_type=content_type)
+            except _Transient as exc:
+                problem = str(exc)
+            else:
+                if 200 <= reply.status < 300:
+                    return reply.body
+                problem = f"HTTP {reply.status}: {excerpt(reply.body, self._secrets)}"
+                if not is_retryable(reply.status):
+                    hint = self._hints.get(reply.status, "")
+                    raise self._error(scenario, problem + (f" ({hint})" if hint else ""), attempt)
+                after = parse_retry_after(reply.headers)
+                if after is not None:
+                    wait = min(after, self.policy.retry_after_cap_s)
+            if attempt == attempts:
+                raise self._error(scenario, problem, attempt)
+            self._sleep(wait if wait is not None else self.policy.backoff(attempt, self._rng))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(self, url: str, data: bytes | None, *, method: str = "POST",
+              content_type: str = "application/json") -> Reply:
+        headers = {**self._headers, "Content-Type": content_type}
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:
                 return Reply(response.status, _read(response), _lower(response.headers))
@@ -217,11 +284,12 @@ class Transport:
 
     def _decode(self, reply: Reply, scenario: str) -> Any:
         try:
-            return json.loads(reply.body.decode("utf-8"))
+            answer = json.loads(reply.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise self._error(
                 scenario, f"HTTP {reply.status} but the body is not valid JSON ({exc}): "
                           f"{excerpt(reply.body, self._secrets)}", 1, final=False) from None
+        return scrub_answer(answer, self._secrets)
 
     def _error(self, scenario: str, problem: str, attempts: int, *, final: bool = True) -> ProviderError:
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if final else ""

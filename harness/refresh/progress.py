@@ -61,7 +61,7 @@ class Progress:
             self.done += 1
             self.failed += result.status == "error"
             for call in result.calls:
-                if call.source == "provider":
+                if call.source in ("provider", "batch"):
                     self.paid += 1
                     self.input_tokens += call.usage.input_tokens
                     self.output_tokens += call.usage.output_tokens

@@ -1,16 +1,15 @@
 """The Markdown report (a pull request comment, a GitHub job summary).
 
-When ``$GITHUB_STEP_SUMMARY`` is set (GitHub Actions), the report is appended
-to that file, so the job page shows the tables without anyone opening a log.
+When ``$GITHUB_STEP_SUMMARY`` is set (GitHub Actions), :mod:`harness.report.github`
+appends it to that file, so the job page shows the tables without anyone opening a log.
 """
 
 from __future__ import annotations
 
 import html
-import os
-from pathlib import Path
 from typing import Any
 
+from harness.report.grades import provenance_line, rubric_failures
 from harness.report.model import (
     RunView,
     blocking_line,
@@ -23,10 +22,9 @@ from harness.report.terminal import (
     format_value,
     judges_table,
     metrics_table,
+    rubric_table,
     verdict_text,
 )
-
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 
 def render_markdown(view: RunView) -> str:
@@ -49,7 +47,25 @@ def render_markdown(view: RunView) -> str:
     judges = judges_table(view, "github")
     if judges:
         parts += ["### Judge scores (mean 1-5)", "", "Reported only: judge scores never change "
-                  "the exit code.", "", judges, ""]
+                  "the exit code. Each cell counts the judges that answered without a readable "
+                  "score (inconclusive) and those that gave no answer (not evaluated); a mean "
+                  "marked scripted comes from fixed answers of a script, not from a model.", "",
+                  judges, ""]
+    rubric = rubric_table(view, "github")
+    if rubric:
+        parts += ["### Rubric (pass rate per rule)", "", "Reported only: rubric outcomes never "
+                  "change the exit code. Pass rate = pass / (pass + fail); inconclusive answers "
+                  "are counted apart, never as a pass.", "",
+                  rubric_table(view, "github", by=("agent",)), "",
+                  "<details><summary>By agent, tenant and test type</summary>", "", rubric, "",
+                  "</details>", ""]
+    graded = rubric_failures(view.records)
+    if graded:
+        parts += [f"<details><summary>{len(graded)} rubric outcome(s) failed or inconclusive"
+                  "</summary>", "", *(f"- {_inline(line)}" for line in graded), "", "</details>", ""]
+    provenance = provenance_line(view.records)
+    if provenance:
+        parts += [f"_{_inline(provenance)}_", ""]
     warnings = judge_warnings(view.records)
     if warnings:
         parts += [f"<details><summary>{len(warnings)} judge score(s) not evaluated</summary>", "",
@@ -82,15 +98,4 @@ def _inline(text: str) -> str:
     return html.escape(" ".join(text.split())).replace("|", "\\|").replace("*", "\\*")
 
 
-def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:
-    """Append to ``$GITHUB_STEP_SUMMARY`` when it is set; return the file written, if any."""
-    target = (environ if environ is not None else os.environ).get(STEP_SUMMARY)
-    if not target:
-        return None
-    path = Path(target)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
-    return path
-
-
-__all__ = ["append_step_summary", "format_decision", "format_value", "render_markdown"]
+__all__ = ["format_decision", "format_value", "render_markdown"]

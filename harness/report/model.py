@@ -12,10 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.counterexamples import strength
+from harness.provenance import answer_source
 from harness.results import (
     BLOCKING_TYPES,
     IterationResult,
     RunSummary,
+    counterexample_record,
     judge_means,
     run_data,
     validation_record,
@@ -23,8 +26,10 @@ from harness.results import (
 
 #: Table columns after agent, tenant, type: scenarios and iterations, then these counts.
 COLUMNS = ("passed", "rejected", "not evaluated", "missed", "error")
-#: Statuses folded into each column ("not evaluated": the scenario checked nothing).
+#: Statuses folded into each column ("not evaluated": the scenario checked nothing, or nothing
+#: a known-wrong answer could fail: ``toothless``).
 _FOLD = {"passed": "passed", "rejected": "rejected", "unchecked": "not evaluated",
+         "toothless": "not evaluated",
          "missed": "missed", "expired": "missed", "corrupt": "missed", "error": "error"}
 
 
@@ -50,6 +55,15 @@ class Row:
     scenarios: int
     iterations: int
     counts: dict[str, int]
+    caught: int = 0
+    """Counterexamples of the group's scenarios that their hard assertions rejected..."""
+    counterexamples: int = 0
+    """...out of this many: the assertion strength of the group."""
+
+    @property
+    def strength(self) -> str:
+        """``caught/total`` counterexamples, or ``-`` when the group's scenarios declare none."""
+        return f"{self.caught}/{self.counterexamples}" if self.counterexamples else "-"
 
     @property
     def pass_rate(self) -> float | None:
@@ -58,7 +72,8 @@ class Row:
     def as_dict(self, names: tuple[str, ...]) -> dict[str, Any]:
         return {**dict(zip(names, self.key, strict=True)), "scenarios": self.scenarios,
                 "iterations": self.iterations, **{c.replace(" ", "_"): self.counts[c] for c in COLUMNS},
-                "pass_rate": self.pass_rate}
+                "pass_rate": self.pass_rate,
+                "strength": {"caught": self.caught, "total": self.counterexamples}}
 
 
 def view_of_summary(summary: RunSummary, selection: dict[str, Any] | None = None) -> RunView:
@@ -77,11 +92,14 @@ def summary_record(result: IterationResult) -> dict[str, Any]:
     record: dict[str, Any] = {
         "scenario": scenario.id, "agent": scenario.agent, "tenant": scenario.tenant,
         "name": scenario.name, "type": scenario.type, "iteration": result.iteration,
-        "status": result.status, "message": result.message,
+        "status": result.status, "message": result.message, **counterexample_record(result),
     }
-    if result.judges:
+    if result.judges or result.rubric:
         full = validation_record(result)
         record["judges"], record["warnings"] = full["judges"], full["warnings"]
+        record["rubric"] = full["rubric"]
+    if result.answer_source:
+        record["answer_source"] = result.answer_source
     return record
 
 
@@ -110,7 +128,9 @@ def _row(key: tuple[str, ...], records: list[dict[str, Any]]) -> Row:
     counts: Counter[str] = Counter({c: 0 for c in COLUMNS})
     for record in records:
         counts[_FOLD.get(str(record.get("status")), "error")] += 1
-    return Row(key, len({r.get("scenario") for r in records}), len(records), dict(counts))
+    caught, total = strength(records)
+    return Row(key, len({r.get("scenario") for r in records}), len(records), dict(counts),
+               caught, total)
 
 
 def ordered_failures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -160,7 +180,8 @@ def judge_overall(view: RunView) -> dict[str, dict[str, Any]]:
     stored = view.run.get("judges")
     if isinstance(stored, dict):
         return stored
-    return judge_means((j["name"], j.get("score"), str(j.get("interpretation", "")))
+    return judge_means((j["name"], j.get("score"), str(j.get("interpretation", "")),
+                        answer_source(r, j, f"judge:{j['name']}"))
                        for r in view.records for j in r.get("judges") or [])
 
 
@@ -187,6 +208,7 @@ def tests(view: RunView) -> list[dict[str, Any]]:
         "status": r["status"],
         "blocking": is_blocking(r),
         "judges": r.get("judges") or [],
+        "rubric": r.get("rubric") or [],
         "transcript_path": r.get("transcript_path"),
         "transcript_line": r.get("transcript_line"),
     } for r in view.records]
