@@ -282,8 +282,18 @@ class _Loader:
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
         """``path`` if it stays inside the project root; absolute or escaping paths are refused."""
-        resolved = path.resolve()
-        if through_link(path, self.root):
+        try:
+            resolved = path.resolve()
+            linked = through_link(path, self.root)
+            resolved.is_file()  # a name the file system cannot hold fails here, not in a later read
+        except (OSError, ValueError) as exc:
+            shown = str(path.relative_to(file.parent) if path.is_relative_to(file.parent) else path)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.problems.append(Problem(
+                file, field, f"'{shown[:80]}{'...' if len(shown) > 80 else ''}' is not a usable path "
+                f"({reason})", "give the path of an existing file, relative to the agent folder"))
+            return None
+        if linked:
             self.problems.append(Problem(
                 file, field, f"'{self.config.relative(Path(os.path.abspath(path)))}' is reached "
                 "through a symbolic link", "replace the link with the real file"))

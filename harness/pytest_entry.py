@@ -22,7 +22,8 @@ import pytest
 _EVALS_ONLY = (("evals_refresh_cache", "--evals-refresh-cache"),
                ("evals_record_missing", "--evals-record-missing"),
                ("refresh_cache", "--refresh-cache"), ("record_missing", "--record-missing"),
-               ("evals_scripted", "--evals-scripted"), ("evals_agent", "--evals-agent"),
+               ("evals_resume", "--evals-resume"), ("evals_scripted", "--evals-scripted"),
+               ("evals_agent", "--evals-agent"),
                ("evals_tenant", "--evals-tenant"), ("evals_type", "--evals-type"),
                ("evals_scenario", "--evals-scenario"), ("evals_iterations", "--evals-iterations"))
 #: Old spellings, kept working with a warning: unprefixed, they could clash with another plugin.
@@ -48,6 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="deprecated spelling of --evals-refresh-cache")
     group.addoption("--record-missing", action="store_true",
                     help="deprecated spelling of --evals-record-missing")
+    group.addoption("--evals-resume", action="store_true",
+                    help="with a recording option: reuse the answers an earlier interrupted or "
+                    "failed run paid for instead of paying again (as run --resume)")
     group.addoption("--evals-scripted", action="store_true",
                     help="record from each agent's script file (the scripted fake provider)")
     group.addoption("--evals-agent", action="append", default=[], help="only this agent")

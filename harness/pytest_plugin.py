@@ -79,6 +79,7 @@ class _State:
             iterations=get("evals_iterations"),
             mode=mode,
             scripted=get("evals_scripted"),
+            resume=get("evals_resume"),
         )
 
     @property
