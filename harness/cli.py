@@ -50,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "interrupted or failed run paid for (and collect its batches) instead of paying again")
     run.add_argument("--batch", action="store_true",
                      help="with --refresh-cache/--record-missing: pay through the provider's batch "
-                     "API (half price, answers within 24 h), in rounds; see docs/batch.md")
+                     "API (half price, answers within 24 h), in rounds; see `python -m harness docs batch`")
     run.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
                      help="with --batch: seconds between two polls of a batch (default 30)")
     run.add_argument("--batch-retry-errors", action="store_true",
