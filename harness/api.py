@@ -7,6 +7,7 @@ they can do, a script can do by calling it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
-from harness.cache.stamp import check_stamp, write_stamp
+from harness.cache.stamp import check_stamp, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
 from harness.clients.base import ChatClient
 from harness.clients.caching import BoundClient, CachingClient
@@ -24,9 +25,11 @@ from harness.clients.scripted import ScriptedClient
 from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
-from harness.entities import Agent, AgentOutput, Scenario
+from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
+from harness.links import refuse_symlinks
+from harness.rerecord import Rerecord
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
 from harness.selecting import require_selected
@@ -88,6 +91,7 @@ class EvalSession:
         self.config = config
         self.options = options or RunOptions()
         self.dataset = dataset or load_dataset(config)
+        refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
         self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
         _check_iteration_override(config, self.scenarios, self.options.iterations)
         if self.options.concurrency < 1:
@@ -101,7 +105,8 @@ class EvalSession:
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
         self.summary = RunSummary(run_id=run_id,
-                                  started=clock(), results_dir=config.results)
+                                  started=clock(), results_dir=config.results,
+                                  datasets=config.relative(config.datasets))
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
         if self.options.mode == "offline":
@@ -128,10 +133,12 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
-        result, output = _run_iteration(agent, scenario, iteration, request, client,
-                                        request_digest(request))
+        started = time.perf_counter()
+        result, output = run_iteration(agent, scenario, iteration, request, client,
+                                       request_digest(request))
         result = score_iteration(agent, request, result, output, client)  # judges, metrics
         result = _with_counterexamples(agent, scenario, result)  # no model call
+        result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
         self._writer.write(result)
         return result
 
@@ -142,7 +149,11 @@ class EvalSession:
         was answered; after a failed call they stay, so re-running the same
         command pays only for what is still missing.
         """
-        if self.options.mode != "offline" and self._clients.wrote_entries:
+        complete = not any(r.status in REPLAY_FAILURES for r in self.summary.results)
+        missing_stamp = not stamp_path(self.config.cache).is_file() and complete
+        if self.options.mode != "offline" and (self._clients.wrote_entries or missing_stamp):
+            # A missing stamp alone is written by any recording run whose every call was
+            # answered (the keys it read are current by definition): no paid refresh needed.
             self.store.sync()  # the entries are durable before the journal forgets their answers
             write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
         self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
@@ -223,7 +234,8 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
 
         recorder = session.batch_recorder(on_note)
         for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
-                                  advance=progress.advance if progress is not None else None):
+                                  advance=progress.advance if progress is not None else None,
+                                  workers=session.options.concurrency):
             session.summary.results.append(result.slim())
             if on_result is not None:
                 on_result(result)
@@ -266,7 +278,7 @@ def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], worker
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_iteration(
+def run_iteration(
     agent: Agent,
     scenario: Scenario,
     iteration: int,
@@ -385,7 +397,8 @@ class _ClientFactory:
                 client = CachingClient(self._inner(agent), self.store,
                                        refresh=self.options.mode == "refresh", clock=self.clock,
                                        journal=self._journal_of() if self._paid else None,
-                                       rounds=self.options.batch)
+                                       rounds=self.options.batch,
+                                       rerecord=Rerecord.of(agent, self.options.iterations))
                 self._clients[agent.name] = client
             return client
 
@@ -468,7 +481,8 @@ class _ClientFactory:
             return OfflineClient(agent.provider, agent.model, store=self.store,
                                  project_root=self.config.root,
                                  credentials_file=self.config.credentials_file,
-                                 api_key_env=agent.endpoint.get("api_key_env"))
+                                 api_key_env=agent.endpoint.get("api_key_env"),
+                                 rerecord=Rerecord.of(agent, self.options.iterations))
         if self.options.scripted:
             if agent.script_file is None:
                 raise ConfigError(f"agent {agent.name} has no script file: add 'script:' to "

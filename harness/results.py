@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import sys
 import threading
@@ -24,10 +23,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from harness.atomic import write_file
 from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
 from harness.counterexamples import CounterexampleResult, strength
 from harness.entities import (
+    BLOCKING_TYPES,
     FAILING_STATUSES,
     ChatResponse,
     JsonObject,
@@ -44,8 +45,6 @@ from harness.rubric.tally import tally
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
-#: Test types where a single reject blocks the run whatever the aggregate pass rate says.
-BLOCKING_TYPES: tuple[str, ...] = ("negative", "adversarial")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +74,8 @@ class IterationResult:
     """``{provider, model}`` of the agent that answered."""
     transcript: tuple[JsonObject, ...] = ()
     """The conversation after the agent's system prompt, then the response."""
+    duration_ms: float = 0.0
+    """Wall time of the iteration (agent, assertions, judges): the JUnit ``time``."""
     counterexamples: tuple[CounterexampleResult, ...] = ()
     """The scenario's counterexamples as its hard assertions judged them (the same for every
     iteration; never a model call)."""
@@ -127,6 +128,8 @@ class RunSummary:
     finished: datetime | None = None
     stamp_problem: str = ""
     results: list[IterationResult] = field(default_factory=list)
+    datasets: str = ""
+    """The datasets folder relative to the project root (the JUnit classname's first part)."""
     metrics: list[MetricValue] = field(default_factory=list)
     """Declared metric values, computed when the run finishes."""
 
@@ -176,6 +179,7 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "key": own[0].key if own else None,
         "cache_hit": all(c.cache_hit for c in own) if own else False,
         "latency_ms": round(sum(c.latency_ms for c in own), 3),
+        "duration_ms": round(result.duration_ms, 3),
         "usage": _usage(result.response),
         "calls": [
             {"key": c.key, "cache_hit": c.cache_hit, "latency_ms": c.latency_ms, "entry": c.entry,
@@ -323,6 +327,7 @@ def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
         "finished": format_time(summary.finished) if summary.finished else None,
         "selection": selection,
         "stamp_problem": summary.stamp_problem,
+        "datasets": summary.datasets,
         "iterations": len(summary.results),
         "counts": dict(sorted(summary.counts.items())),
         "exit_code": summary.exit_code,
@@ -395,10 +400,7 @@ def request_digest(request: dict[str, Any]) -> str:
 def _write_json(path: Path, data: Any) -> None:
     """Pretty JSON written under a temporary name and renamed into place (no fsync: run
     files are not committed; a reader sees the whole file or none)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    write_file(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationResult:
@@ -429,6 +431,7 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         metric_samples=tuple((record.get("metrics") or {}).items()),
         environment=dict(record.get("environment") or {}),
         transcript=tuple(record.get("transcript") or ()),
+        duration_ms=float(record.get("duration_ms") or 0.0),
         counterexamples=tuple(
             CounterexampleResult(c["name"], c.get("why", ""), tuple(c.get("rejected") or ()),
                                  tuple(c.get("let_through") or ()))

@@ -77,7 +77,7 @@ def test_evals_with_a_path_runs_unit_tests_and_eval_items_together(adopter: Proj
     outcome = _pytest(adopter.root, "--evals", "tests/", "-q")
     assert outcome.returncode == 1, outcome.stdout + outcome.stderr
     assert "1 failed, 2 passed" in outcome.stdout  # the unit test, greeting; broken rejects
-    assert "FAILED eval-datasets/helper/acme/broken[0]" in outcome.stdout
+    assert "FAILED eval-datasets/helper/acme::broken[0]" in outcome.stdout
 
 
 def test_evals_alone_runs_the_eval_node_only(adopter: Project) -> None:

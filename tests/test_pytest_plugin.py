@@ -35,10 +35,10 @@ def test_evals_option_collects_one_item_per_scenario_iteration(
     result = pytester.runpytest("--evals", "--collect-only", "-q", *NO_NOISE)
     ids = [line for line in result.outlines if line.startswith("eval-datasets/")]
     assert ids == [
-        "eval-datasets/helper/acme/greeting[0]",
-        "eval-datasets/helper/acme/refusal[0]",
-        "eval-datasets/helper/globex/greeting[0]",
-        "eval-datasets/helper/globex/greeting[1]",
+        "eval-datasets/helper/acme::greeting[0]",
+        "eval-datasets/helper/acme::refusal[0]",
+        "eval-datasets/helper/globex::greeting[0]",
+        "eval-datasets/helper/globex::greeting[1]",
     ]
 
 
@@ -108,7 +108,7 @@ def test_a_miss_fails_the_item_never_skips(pytester: pytest.Pytester, evals: Pro
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "*[[]missed] helper/acme/greeting iteration 0*",
-        "*re-record: python -m harness run --refresh-cache --scenario helper/acme/greeting*",
+        "*re-record: python -m harness run --record-missing --scripted --scenario helper/acme/greeting*",
     ])
     assert "skipped" not in result.stdout.str()
     assert evals.cache_digest() == before
@@ -174,12 +174,24 @@ def test_refresh_and_record_missing_exclude_each_other(pytester: pytest.Pytester
     result.stderr.fnmatch_lines(["*exclude each other*"])
 
 
-def test_junitxml_carries_agent_tenant_and_type(pytester: pytest.Pytester, evals: Project) -> None:
+def test_junitxml_names_agent_and_tenant_in_the_classname(pytester: pytest.Pytester,
+                                                          evals: Project) -> None:
     pytester.runpytest("--evals", "--junitxml=out.xml", *NO_NOISE)
-    cases = ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
-    props = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in cases]
-    assert {"agent": "helper", "tenant": "globex", "type": "edge"} in props
-    assert len(props) == 4 and all(set(p) == {"agent", "tenant", "type"} for p in props)
+    cases = list(ET.parse(pytester.path / "out.xml").getroot().iter("testcase"))
+    assert sorted((c.get("classname"), c.get("name")) for c in cases) == [
+        ("eval-datasets.helper.acme", "greeting[0]"), ("eval-datasets.helper.acme", "refusal[0]"),
+        ("eval-datasets.helper.globex", "greeting[0]"), ("eval-datasets.helper.globex", "greeting[1]")]
+    assert not any(c.find("properties") is not None for c in cases)  # refused by junit-10.xsd
+
+
+def test_last_failed_reruns_only_the_failed_iteration(pytester: pytest.Pytester,
+                                                      evals: Project) -> None:
+    evals.write("eval-datasets/helper/globex/greeting.yaml",
+                evals.datasets.joinpath("helper/globex/greeting.yaml").read_text()
+                .replace("Question for greeting?", "Another question?"))
+    pytester.runpytest("--evals", "-p", "no:benchmark").assert_outcomes(passed=2, failed=2)
+    rerun = pytester.runpytest("--evals", "--lf", "-p", "no:benchmark")
+    rerun.assert_outcomes(failed=2, deselected=2)
 
 
 def _run_summary(evals: Project) -> tuple[str, dict[str, object]]:

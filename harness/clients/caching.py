@@ -26,7 +26,9 @@ from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, EntryAbsent, utc_now
 from harness.clients.base import ChatClient
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
+from harness.errors import CacheError
 from harness.key import compute_key
+from harness.rerecord import Rerecord
 
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
@@ -64,9 +66,12 @@ class CachingClient:
         refresh: bool = False,
         clock: Callable[[], datetime] = utc_now,
         journal: Journal | None = None,
+        rerecord: Rerecord | None = None,
         rounds: bool = False,
     ) -> None:
         self.inner = inner
+        self.rerecord = rerecord or Rerecord()
+        """How to re-record this agent's scenarios: appended to expired and corrupt errors."""
         self.provider = inner.provider
         self.model = inner.model
         self.store = store
@@ -105,6 +110,8 @@ class CachingClient:
                 entry = self.store.read(call, key, now)
             except EntryAbsent as absent:
                 absent_reason = absent.reason
+            except CacheError as error:  # present but unusable: only a refresh replaces it
+                raise error.with_hint(self.rerecord.command(call.scenario_id)) from error.__cause__
             else:
                 return entry.response, self._record(key, True, started, call)
         if self.journal is None:
