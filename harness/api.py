@@ -26,11 +26,13 @@ from harness.datasets import Dataset, Selection, load_dataset
 from harness.entities import Agent, AgentOutput, Scenario, Status
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
+from harness.refresh.ledger import Ledger
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
 
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
+    from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
     from harness.refresh.ratelimit import RateLimiter
 
@@ -52,6 +54,8 @@ class RunOptions:
     """Answer refresh calls from each agent's script file instead of the real provider."""
     concurrency: int = DEFAULT_CONCURRENCY
     """Scenario iterations recorded in parallel (recording modes; offline runs are serial)."""
+    max_calls: int | None = None
+    """Refuse (exit 2) a paid run whose plan may need more calls than this; never cut one short."""
 
 
 class EvalSession:
@@ -82,7 +86,10 @@ class EvalSession:
             raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
-        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock)
+        self.ledger = Ledger()
+        """What this run has paid for, live (recording runs; the progress line reads it)."""
+        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock,
+                                       self.ledger)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
@@ -102,6 +109,13 @@ class EvalSession:
         """Every selected (scenario, iteration) pair, in dataset order."""
         return [(s, i) for s in self.scenarios for i in range(self.iterations_of(s))]
 
+    def call_plan(self) -> CallPlan:
+        """What this run would call, before any call (see :mod:`harness.refresh.plan`)."""
+        from harness.refresh.plan import make_plan
+
+        return make_plan(self.dataset, self.store, self.plan(), mode=self.options.mode,
+                         scripted=self.options.scripted, prices=self.config.prices)
+
     def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
         """Run, assert and record one scenario iteration (thread-safe)."""
         result = self.execute(scenario, iteration)
@@ -114,10 +128,14 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
-        result, output = _run_iteration(agent, scenario, iteration, request, client,
-                                        request_digest(request))
-        result = score_iteration(agent, request, result, output, client)  # judges, metrics
-        self._writer.write(result)
+        self.ledger.iteration_started()
+        try:
+            result, output = _run_iteration(agent, scenario, iteration, request, client,
+                                            request_digest(request))
+            result = score_iteration(agent, request, result, output, client)  # judges, metrics
+            self._writer.write(result)
+        finally:
+            self.ledger.iteration_done()
         return result
 
     def update_stamp(self) -> None:
@@ -136,6 +154,8 @@ class EvalSession:
         """Write run.json for ``summary`` (the pytest controller passes the merged one)."""
         summary = summary or self.summary
         summary.finished = self.clock()
+        if self.options.mode != "offline" and summary.accounting is None:
+            summary.accounting = self.ledger.tally().to_json()
         summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
         self._writer.finish(summary, _selection_record(self.options))
 
@@ -154,8 +174,13 @@ def run_evals(
     on_result: Callable[[IterationResult], None] | None = None,
     clock: Callable[[], datetime] = utc_now,
     progress: Progress | None = None,
+    on_plan: Callable[[CallPlan], None] | None = None,
 ) -> RunSummary:
     """Run the selected scenarios and return the summary; records go to ``config.results``.
+
+    A recording run first computes its plan (calls, estimated tokens and cost),
+    hands it to ``on_plan`` and refuses, before any call, to exceed
+    ``options.max_calls`` (:class:`~harness.refresh.plan.PlanOverBudget`, exit 2).
 
     A recording run calls up to ``options.concurrency`` iterations at once;
     results and ``on_result`` calls still come in plan order. ``progress``
@@ -163,8 +188,15 @@ def run_evals(
     """
     session = EvalSession(config, options, dataset=dataset, clock=clock)
     plan = session.plan()
+    if session.options.mode != "offline" and (on_plan is not None
+                                              or session.options.max_calls is not None):
+        call_plan = session.call_plan()
+        if on_plan is not None:
+            on_plan(call_plan)
+        call_plan.check_budget(session.options.max_calls)  # before any call
+    session.ledger.planned(len(plan))
     if progress is not None:
-        progress.start(len(plan))
+        progress.start(len(plan), session.ledger)
     workers = min(session.options.concurrency, len(plan))
     if session.options.mode == "offline" or workers <= 1:
         for scenario, iteration in plan:
@@ -181,6 +213,24 @@ def run_evals(
     if progress is not None:
         progress.close()
     return session.finish()
+
+
+def plan_run(config: HarnessConfig, options: RunOptions, *,
+             dataset: Dataset | None = None) -> CallPlan:
+    """The plan of a recording run without running it (``--dry-run``): no call, no credentials
+    read, nothing written."""
+    from harness.refresh.plan import make_plan
+
+    if options.mode == "offline":
+        raise ConfigError("--dry-run only applies with --refresh-cache or --record-missing "
+                          "(an offline run calls nothing)")
+    dataset = dataset or load_dataset(config)
+    scenarios = options.selection.apply(dataset.scenarios)
+    _check_iteration_override(config, scenarios, options.iterations)
+    pairs = [(s, i) for s in scenarios for i in range(options.iterations or s.iterations)]
+    store = CacheStore(config.cache, ttl_days=config.ttl_days)
+    return make_plan(dataset, store, pairs, mode=options.mode, scripted=options.scripted,
+                     prices=config.prices)
 
 
 def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], workers: int,
@@ -276,8 +326,9 @@ class _ClientFactory:
     """
 
     def __init__(self, config: HarnessConfig, dataset: Dataset, store: CacheStore,
-                 options: RunOptions, clock: Callable[[], datetime]) -> None:
+                 options: RunOptions, clock: Callable[[], datetime], ledger: Ledger) -> None:
         self.config = config
+        self.ledger = ledger
         self.dataset = dataset
         self.store = store
         self.options = options
@@ -303,7 +354,9 @@ class _ClientFactory:
             if client is None:
                 client = CachingClient(self._inner(agent), self.store,
                                        refresh=self.options.mode == "refresh", clock=self.clock,
-                                       journal=self._journal_of() if self._paid else None)
+                                       journal=self._journal_of() if self._paid else None,
+                                       ledger=self.ledger if self.options.mode != "offline"
+                                       else None)
                 self._clients[agent.name] = client
             return client
 
@@ -341,7 +394,8 @@ class _ClientFactory:
         endpoint = agent.endpoint if provider == agent.provider else {}
         per_minute = int(endpoint.get("requests_per_minute") or self.config.requests_per_minute)
         return build_provider(agent, credentials, provider=provider,
-                              limiter=self._limiter(provider, credentials.base_url, per_minute))
+                              limiter=self._limiter(provider, credentials.base_url, per_minute),
+                              observer=self.ledger)
 
     def _limiter(self, provider: str, base_url: str, per_minute: int) -> RateLimiter | None:
         from harness.refresh import ratelimit_dir

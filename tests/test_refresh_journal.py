@@ -112,7 +112,7 @@ def test_sigkill_mid_refresh_then_the_same_command_pays_only_for_the_calls_not_m
     rerun = cli(project, "run", "--refresh-cache", "--concurrency", "2")
     out, err = rerun.communicate(timeout=30)
     assert rerun.returncode == 0, out + err
-    assert "paid 3, journal 3, cache 0" in err
+    assert "paid 3 (3 answered), journal 3, cache 0" in err
     assert server.answered == 6  # every scenario paid for exactly once
     assert len(server.requests) == 6 + held  # plus the calls cut off in flight, never answered
     assert verified_entries(project) == 6
@@ -146,7 +146,7 @@ def test_sigkill_between_journal_and_entry_leaves_no_torn_entry_and_no_second_pa
     assert verified_entries(project) == 1 and len(temporaries(project)) == 1
     outcome = project.run("run", "--refresh-cache")
     assert outcome.code == 0, outcome.out
-    assert "paid 1, journal 2, cache 0" in outcome.err
+    assert "paid 1 (1 answered), journal 2, cache 0" in outcome.err
     assert len(server.requests) == 3
     assert verified_entries(project) == 3 and temporaries(project) == []
     assert project.run("run").code == 0
@@ -160,10 +160,10 @@ def test_after_failed_calls_a_re_run_pays_only_for_those(project: Project, serve
     server.answer = default_answer
     second = project.run("run", "--refresh-cache")
     assert second.code == 0, second.out
-    assert "paid 1, journal 2, cache 0" in second.err
+    assert "paid 1 (1 answered), journal 2, cache 0" in second.err
     assert len(server.requests) == 4  # s0, s1 (failed), s2, then s1 again: nothing paid twice
     third = project.run("run", "--refresh-cache")  # the complete run forgot: a new refresh pays
-    assert "paid 3, journal 0" in third.err
+    assert "paid 3 (3 answered), journal 0" in third.err
 
 
 def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:

@@ -40,6 +40,8 @@ class Entry:
     created: datetime
     expires: datetime
     response: ChatResponse
+    provenance: JsonObject | None = None
+    """Where the answer came from (None: recorded by a version that did not say)."""
 
     @property
     def path(self) -> Path:
@@ -185,10 +187,17 @@ class CacheStore:
                 f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} expired "
                 f"on {format_time(expires)} (recorded {format_time(created)}); it is kept as it "
                 f"is. Re-record: {rerecord_command(call.scenario_id)}")
-        return Entry(folder, key, created, expires, response)
+        recorded = meta.get("provenance")
+        return Entry(folder, key, created, expires, response,
+                     recorded if isinstance(recorded, dict) else None)
 
-    def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime) -> Path:
-        """Materialise an entry atomically; an existing entry for the same key is replaced."""
+    def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime,
+              provenance: JsonObject | None = None) -> Path:
+        """Materialise an entry atomically; an existing entry for the same key is replaced.
+
+        ``provenance`` (see :mod:`harness.clients.provenance`) is stored in entry.json
+        beside the key, never in it.
+        """
         final = self.path_for(call, key)
         payload = _dump(response_to_json(response))
         meta = {
@@ -206,6 +215,8 @@ class CacheStore:
         }
         if call.purpose:
             meta["purpose"] = call.purpose
+        if provenance is not None:
+            meta["provenance"] = provenance
         parent = final.parent
         parent.mkdir(parents=True, exist_ok=True)
         temp = parent / f"{_TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
