@@ -139,7 +139,7 @@ class EvalSession:
         return result
 
     def update_stamp(self) -> None:
-        """After a recording run that wrote entries, stamp the tree with the current versions.
+        """After a recording run that wrote entries, make sure the stamp names this cache format.
 
         The journal then forgets the answers this run materialised if every call
         was answered; after a failed call they stay, so re-running the same
@@ -147,7 +147,7 @@ class EvalSession:
         """
         if self.options.mode != "offline" and self._clients.wrote_entries:
             self.store.sync()  # the entries are durable before the journal forgets their answers
-            write_stamp(self.config.cache, ttl_days=self.config.ttl_days, now=self.clock())
+            write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
         self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
 
     def write_run_file(self, summary: RunSummary | None = None) -> None:

@@ -156,6 +156,13 @@ def _run(args: argparse.Namespace) -> int:
                         on_plan=lambda plan: print(plan.render(), file=sys.stderr, flush=True))
     print(render_summary(summary, quiet=args.quiet))
     _write_run_reports(config.results, summary.run_id, summary.results_dir, reports)
+    from harness.report.github import publish_run
+
+    commands, warnings = publish_run(summary, config.results, config.root, config.cache)
+    for line in commands:
+        print(line)
+    for line in warnings:
+        print(line, file=sys.stderr)
     return summary.exit_code
 
 
@@ -203,29 +210,24 @@ def _prune(args: argparse.Namespace) -> int:
 
 def _write_run_reports(results: Path, run_id: str, run_dir: Path,
                        reports: list[tuple[str, Path | None]]) -> None:
-    """``run --report``: each report from the run just recorded; Markdown also goes to
-    ``$GITHUB_STEP_SUMMARY`` when it is set (so a GitHub job shows it, with or without --report)."""
-    import os
-
-    from harness.report import DEFAULT_NAMES, render, write_report
+    """``run --report``: each report from the run just recorded (the GitHub job summary is
+    :mod:`harness.report.github`'s)."""
+    from harness.report import DEFAULT_NAMES, write_report
     from harness.report.load import load_run
-    from harness.report.markdown import STEP_SUMMARY, append_step_summary
 
-    if not reports and not os.environ.get(STEP_SUMMARY):
+    if not reports:
         return
     view = load_run(results, run_id)
     for fmt, path in reports:
         written = write_report(view, fmt, path or run_dir / DEFAULT_NAMES[fmt])
         print(f"{fmt} report: {written}")
-    if os.environ.get(STEP_SUMMARY):
-        append_step_summary(render(view, "md"))
 
 
 def _report(args: argparse.Namespace) -> int:
     from harness.config import load_config
     from harness.report import render, write_report
+    from harness.report.github import step_summary, warning_line
     from harness.report.load import load_run
-    from harness.report.markdown import append_step_summary
 
     config = load_config(args.project)
     view = load_run(config.results, args.run)
@@ -234,7 +236,9 @@ def _report(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render(view, args.format).rstrip("\n") + "\n")
     if args.format == "md":
-        append_step_summary(render(view, "md"))
+        _, warning = step_summary(render(view, "md"))
+        if warning:
+            print(warning_line(warning), file=sys.stderr)
     return 0
 
 

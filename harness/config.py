@@ -79,9 +79,16 @@ def load_config(root: Path | None = None) -> HarnessConfig:
     if pyproject.is_file():
         try:
             data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{pyproject}: not UTF-8 ({exc.reason} at byte {exc.start}). Fix: "
+                              "save it as UTF-8") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{pyproject}: not valid TOML ({exc})") from exc
-        section = data.get("tool", {}).get("harness", {})
+        tool = data.get("tool", {})
+        section = tool.get("harness", {}) if isinstance(tool, dict) else {}
+        if not isinstance(section, dict):
+            raise ConfigError(f"{pyproject}: [tool.harness] must be a table, got {section!r}. Fix: "
+                              "write it as a [tool.harness] section of key = value lines")
     return config_from_mapping(root, section, source=pyproject)
 
 

@@ -52,7 +52,15 @@ def read_env_file(path: Path | None) -> dict[str, str]:
         return {}
     values: dict[str, str] = {}
     problems: list[str] = []
-    text = path.read_text(encoding="utf-8-sig")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}: is not UTF-8 at line {at} (the line is not shown: it may hold "
+                          "a secret). Fix: save the file as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror}). Fix: check its "
+                          "permissions") from None
     for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):

@@ -27,6 +27,7 @@ from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
 from harness.judges import resolve_judges
+from harness.links import symlink_problems, through_link
 from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
@@ -127,6 +128,10 @@ class _Loader:
                          "create it, or set [tool.harness] datasets in pyproject.toml")],
                 self.config.root,
             )
+        links = symlink_problems(self.root, self.config.relative(self.root))
+        if self.root.is_symlink():  # nothing under it is read through the link
+            raise DatasetError(links, self.config.root)
+        self.problems.extend(links)
         agents: dict[str, Agent] = {}
         tenants: dict[tuple[str, str], Tenant] = {}
         scenarios: list[Scenario] = []
@@ -161,8 +166,9 @@ class _Loader:
     def _children(self, folder: Path, *, dirs: bool) -> list[Path]:
         """Visible sub-folders (or files), sorted, with unsafe and colliding names reported."""
         with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per file
-            names = sorted(e.name for e in scan
-                           if not e.name.startswith((".", "_")) and e.is_dir() == dirs)
+            names = sorted(e.name for e in scan  # links are reported by the walk, never read
+                           if not e.name.startswith((".", "_")) and not e.is_symlink()
+                           and e.is_dir() == dirs)
         entries = [folder / name for name in names]
         for entry in entries:
             problem = name_problem(entry.name if dirs else entry.stem)
@@ -172,7 +178,8 @@ class _Loader:
         for first, second in case_collisions(names):
             self.problems.append(Problem(
                 folder, "names",
-                f"'{first}' and '{second}' differ only by case or extension, so they are one "
+                f"'{first}' and '{second}' differ only by case, Unicode normalisation or extension, "
+                "so they are one "
                 "path on Windows and macOS",
                 "rename one of them"))
         return entries
@@ -194,6 +201,8 @@ class _Loader:
 
     def _load_agent(self, agent_dir: Path) -> Agent | None:
         file = agent_dir / AGENT_FILE
+        if file.is_symlink():
+            return None  # reported with every other link under the root
         if not file.is_file():
             self.problems.append(Problem(agent_dir, AGENT_FILE, "is missing",
                                          "declare provider, model and system_prompt in it"))
@@ -264,6 +273,11 @@ class _Loader:
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
         """``path`` if it stays inside the project root; absolute or escaping paths are refused."""
         resolved = path.resolve()
+        if through_link(path, self.root):
+            self.problems.append(Problem(
+                file, field, f"'{self.config.relative(Path(os.path.abspath(path)))}' is reached "
+                "through a symbolic link", "replace the link with the real file"))
+            return None
         if not resolved.is_relative_to(self.config.root):
             self.problems.append(Problem(
                 file, field, f"'{path}' points outside the project",
@@ -308,7 +322,7 @@ class _Loader:
     def _load_tenant(self, agent: str, tenant_dir: Path) -> Tenant:
         file = tenant_dir / TENANT_FILE
         data: Any = {}
-        if file.is_file():
+        if file.is_file() and not file.is_symlink():
             data, problem = read_document(file)
             if problem:
                 self.problems.append(problem)

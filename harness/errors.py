@@ -17,6 +17,26 @@ def rerecord_command(scenario_id: str) -> str:
     return f"python -m harness run --refresh-cache --scenario {scenario_id}"
 
 
+def printable(text: str) -> str:
+    """``text`` safe to print, log and write as UTF-8.
+
+    A file name holding bytes that are not UTF-8 reaches Python as lone
+    surrogates, which every UTF-8 writer refuses with a traceback: such bytes
+    are shown as ``\\xNN`` instead.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        pass
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that is no escaped byte (from a JSON \\ud800)
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class HarnessError(Exception):
     """Base class: every error the harness raises on purpose has a code."""
 
@@ -51,7 +71,7 @@ class Problem:
                 path = path.relative_to(root)
         where = f"{path}: {self.field}" if self.field else f"{path}"
         fix = f" Fix: {self.fix}" if self.fix else ""
-        return f"{where}: {self.message}.{fix}"
+        return printable(f"{where}: {self.message}.{fix}")
 
 
 class DatasetError(HarnessError):

@@ -9,6 +9,7 @@ breaks the clone of a colleague, so it is refused at load time.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 
 _WINDOWS_RESERVED = {
@@ -26,6 +27,13 @@ def name_problem(name: str) -> str | None:
     """Why ``name`` is unsafe as a path segment on some OS, or ``None`` when it is safe."""
     if not name:
         return "is empty"
+    if not is_utf8(name):
+        shown = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        return (f"'{shown}' is not valid UTF-8 (the file system gave bytes no scenario id, key "
+                "or report can carry)")
+    if not unicodedata.is_normalized("NFC", name):
+        return (f"'{name}' is not in Unicode NFC form (accents stored as separate combining "
+                "marks): the same-looking name in NFC would be another scenario id and another key")
     if name in {".", ".."}:
         return f"'{name}' is a relative path segment (path traversal)"
     bad = sorted(set(_ILLEGAL_CHARS.findall(name)))
@@ -42,12 +50,23 @@ def name_problem(name: str) -> str | None:
     return None
 
 
+def is_utf8(name: str) -> bool:
+    """Whether a name decoded from the file system is real text (undecodable bytes come back
+    as lone surrogates, which no UTF-8 encoder accepts)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def case_collisions(names: Iterable[str]) -> list[tuple[str, str]]:
-    """Pairs of names that differ only by case: one folder on macOS and Windows."""
+    """Pairs of names that differ only by case or Unicode normalisation: one folder on macOS
+    and Windows (``café`` composed and decomposed look identical and are one file on macOS)."""
     seen: dict[str, str] = {}
     pairs: list[tuple[str, str]] = []
     for name in sorted(names):
-        folded = name.casefold()
+        folded = unicodedata.normalize("NFC", name).casefold()
         if folded in seen:
             pairs.append((seen[folded], name))
         else:

@@ -315,6 +315,7 @@ class _Reporter:
     def __init__(self, state: _State) -> None:
         self.state = state
         self.summary: RunSummary | None = None
+        self.github: tuple[list[str], list[str]] = ([], [])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "harness_record", None)
@@ -335,6 +336,10 @@ class _Reporter:
         if self.summary is None:
             return
         eval_session.write_run_file(self.summary)
+        from harness.report.github import publish_run  # job summary, ::error lines (as `run`)
+
+        config = eval_session.config
+        self.github = publish_run(self.summary, config.results, config.root, config.cache)
         if self.summary.exit_code != 0 and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -344,6 +349,9 @@ class _Reporter:
             return
         terminalreporter.section("harness evals")
         terminalreporter.write_line(render_summary(self.summary, failures=False))
+        commands, warnings = self.github
+        for line in commands + warnings:
+            terminalreporter.write_line(line)
 
 
 def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:

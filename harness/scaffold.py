@@ -14,6 +14,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import ConfigError
+
 PYPROJECT_SECTION = """
 [tool.harness]
 datasets = "eval-datasets"
@@ -122,8 +124,17 @@ def adopt(root: Path, *, force: bool = False) -> list[Action]:
 def _pyproject(root: Path) -> Action:
     path = root / "pyproject.toml"
     if path.exists():
-        text = path.read_text(encoding="utf-8")
-        if "harness" in tomllib.loads(text).get("tool", {}):
+        try:
+            text = path.read_text(encoding="utf-8")
+            parsed = tomllib.loads(text)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: is not UTF-8 ({exc.reason} at byte {exc.start}); nothing "
+                              "was written. Fix: save it as UTF-8, then run init again") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: is not valid TOML ({exc}); nothing was written. Fix: "
+                              "correct it (or move it away), then run init again") from None
+        tool = parsed.get("tool", {})
+        if isinstance(tool, dict) and "harness" in tool:
             return Action("pyproject.toml", "kept")
         separator = "" if text.endswith("\n") else "\n"
         path.write_text(text + separator + PYPROJECT_SECTION, encoding="utf-8", newline="\n")

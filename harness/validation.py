@@ -22,9 +22,9 @@ from harness.cache.store import read_file
 from harness.errors import Problem
 from harness.fastschema import Check, compile_schema
 from harness.request import normalise_newlines
+from harness.strictload import DocumentError, load_json, load_yaml
 
 _SCHEMA_FILES = ("agent", "tenant", "scenario", "expect")
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @cache
@@ -67,8 +67,10 @@ def read_document(path: Path) -> tuple[Any, Problem | None]:
         return None, Problem(path, "", f"cannot be read ({exc.strerror})")
     try:
         if path.suffix == ".json":
-            return json.loads(text), None
-        return yaml.load(text, Loader=_Loader), None  # noqa: S506 - a safe loader
+            return load_json(text), None
+        return load_yaml(text), None
+    except DocumentError as exc:
+        return None, Problem(path, f"line {exc.line}" if exc.line else "", exc.message, exc.fix)
     except json.JSONDecodeError as exc:
         return None, Problem(path, f"line {exc.lineno}", f"invalid JSON: {exc.msg}")
     except yaml.YAMLError as exc:

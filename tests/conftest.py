@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,14 @@ from harness.report.load import load_records
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester"]
+
+#: The suite's fixed clock, through the product's own seam (``HARNESS_CLOCK``, harness/clock.py):
+#: every in-process call, pytester run and subprocess of the suite judges expiry at this
+#: instant, so no test depends on the day it runs (the committed entries expire in 2028). Set
+#: here, before any test module is imported, so child processes inherit it. Tests of expiry
+#: itself pass their own instant or write entries that are expired at this one.
+SUITE_CLOCK = "2027-06-01T12:00:00Z"
+os.environ["HARNESS_CLOCK"] = SUITE_CLOCK
 
 
 @dataclass

@@ -1,10 +1,22 @@
-"""The stamp ``<cache>/.eval-cache.json``: under which versions the tree was recorded.
+"""The stamp ``<cache>/.eval-cache.json``: the cache format the tree was recorded in.
 
-A change of cache format (or of the harness that computes keys) can turn a
-whole tree into misses. The stamp turns N unexplained misses into one
-sentence. A missing stamp ("record the cache") and a stale pin ("re-record
-because the harness changed") ask for different actions, so they have
-different codes and messages.
+A change of cache format (key composition or entry layout, pinned by the key
+golden tests) turns a whole tree into misses. The stamp turns N unexplained
+misses into one sentence. A missing stamp ("record the cache") and a stale pin
+("re-record because the format changed") ask for different actions, so they
+have different codes and messages.
+
+Two rules keep the stamp from costing adopters money or merges:
+
+- **Only the cache format version can make it stale.** The harness version
+  that wrote it is informational (each entry also records the version that
+  recorded it): a patch release of the harness computes the same keys, so it
+  must replay the committed tree green, not demand a paid re-record.
+- **A recording does not touch it** unless its meaning changes (no stamp yet,
+  another format, another ``ttl_days``, an old layout to migrate). Each entry
+  carries its own ``created`` time, so there is no run-wide ``recorded_at``:
+  two branches that re-record different scenarios change disjoint files and
+  merge without a conflict.
 """
 
 from __future__ import annotations
@@ -12,13 +24,13 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from harness import __version__
 from harness.cache.layout import STAMP_FILE
-from harness.cache.store import format_time
 from harness.key import CACHE_FORMAT_VERSION
+from harness.strictload import load_json
 
 
 @dataclass(frozen=True)
@@ -38,44 +50,75 @@ def stamp_path(cache_root: Path) -> Path:
     return cache_root / STAMP_FILE
 
 
+def read_stamp(cache_root: Path) -> dict[str, Any] | None:
+    """The stamp's JSON object; ``None`` when absent. Raises ``ValueError`` when unreadable."""
+    path = stamp_path(cache_root)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    data = load_json(raw)  # a duplicate key is refused, not last-wins
+    if not isinstance(data, dict):
+        raise ValueError("the stamp is not a JSON object")
+    return data
+
+
 def check_stamp(
     cache_root: Path, refresh_command: str = "python -m harness run --refresh-cache"
 ) -> StampStatus:
-    """Compare the stamp with the running harness; one distinct message per failure."""
+    """Compare the stamp's cache format with this harness's; one distinct message per failure.
+
+    The recorded ``harness_version`` is never compared: only a format change
+    (which changes keys, and must bump :data:`~harness.key.CACHE_FORMAT_VERSION`)
+    can invalidate a tree.
+    """
     path = stamp_path(cache_root)
-    if not path.is_file():
+    try:
+        data = read_stamp(cache_root)
+        recorded_format = None if data is None else data["format_version"]
+    except (OSError, ValueError, KeyError) as exc:
+        return StampStatus(False, "eval-cache-stamp-invalid",
+                           f"{path.name} cannot be read ({exc}); re-record: {refresh_command}")
+    if data is None:
         return StampStatus(False, "eval-cache-missing-stamp",
                            f"{path.name} is missing in {cache_root.name}/: the cache was never "
                            f"recorded (or the stamp was deleted). Record it: {refresh_command}")
-    try:
-        data = json.loads(path.read_bytes())
-        recorded_format = data["format_version"]
-        recorded_harness = data["harness_version"]
-    except (ValueError, KeyError, TypeError) as exc:
-        return StampStatus(False, "eval-cache-stamp-invalid",
-                           f"{path.name} cannot be read ({exc}); re-record: {refresh_command}")
     if recorded_format != CACHE_FORMAT_VERSION:
         return StampStatus(False, "eval-cache-stale-pin",
                            f"cache format: recorded {recorded_format} vs current "
                            f"{CACHE_FORMAT_VERSION}; every key changed, re-record: {refresh_command}")
-    if recorded_harness != __version__:
-        return StampStatus(False, "eval-cache-stale-pin",
-                           f"harness: recorded {recorded_harness} vs current {__version__}; "
-                           f"re-record: {refresh_command}")
     return StampStatus(True)
 
 
-def write_stamp(cache_root: Path, *, ttl_days: int, now: datetime) -> Path:
-    """Write the stamp atomically after a refresh."""
-    path = stamp_path(cache_root)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    data = {
+def desired_stamp(existing: dict[str, Any] | None, *, ttl_days: int) -> dict[str, Any]:
+    """The stamp a recording leaves: this format and TTL; the writer's version kept while the
+    format stays the same (so an upgrade alone never rewrites the file)."""
+    writer = existing.get("harness_version") if existing else None
+    keep_writer = (isinstance(writer, str) and writer
+                   and existing is not None and existing.get("format_version") == CACHE_FORMAT_VERSION)
+    return {
         "format_version": CACHE_FORMAT_VERSION,
-        "harness_version": __version__,
-        "recorded_at": format_time(now),
+        "harness_version": writer if keep_writer else __version__,
         "ttl_days": ttl_days,
     }
+
+
+def write_stamp(cache_root: Path, *, ttl_days: int) -> bool:
+    """After a recording run, make the stamp say this format and TTL; True when the file changed.
+
+    The file is rewritten only when its content would differ, atomically
+    (temporary file + rename), so an ordinary recording changes no byte of it.
+    """
+    path = stamp_path(cache_root)
+    try:
+        existing = read_stamp(cache_root)
+    except (OSError, ValueError):
+        existing = None  # unreadable: replaced by a valid one
+    wanted = desired_stamp(existing, ttl_days=ttl_days)
+    if existing == wanted:
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temp.write_bytes((json.dumps(data, indent=2, sort_keys=True) + "\n").encode("utf-8"))
+    temp.write_bytes((json.dumps(wanted, indent=2, sort_keys=True) + "\n").encode("utf-8"))
     os.replace(temp, path)
-    return path
+    return True

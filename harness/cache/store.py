@@ -23,9 +23,11 @@ from typing import Any
 
 from harness import __version__
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
+from harness.clock import utc_now as utc_now  # re-exported: the one clock (harness.clock)
 from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
 from harness.errors import CacheCorrupt, CacheExpired, rerecord_command
 from harness.key import CACHE_FORMAT_VERSION, compute_key
+from harness.strictload import load_json
 
 _TEMP_PREFIX = ".tmp-"
 _CHUNK = 1 << 16
@@ -56,11 +58,6 @@ class EntryAbsent(Exception):
         super().__init__(reason)
         self.path = path
         self.reason = reason
-
-
-def utc_now() -> datetime:
-    """The current time, timezone-aware, second precision (stored timestamps are readable)."""
-    return datetime.now(UTC).replace(microsecond=0)
 
 
 def format_time(moment: datetime) -> str:
@@ -161,7 +158,7 @@ class CacheStore:
         except (FileNotFoundError, NotADirectoryError):
             raise EntryAbsent(Path(folder), "no entry folder for this key") from None
         try:
-            meta = json.loads(meta_bytes)
+            meta = load_json(meta_bytes)
             stored_key = meta["key"]
         except (ValueError, KeyError, TypeError) as exc:
             raise _corrupt(call, f"{meta_file}: entry.json is unreadable ({exc})") from exc
@@ -177,7 +174,7 @@ class CacheStore:
             raise _corrupt(call, f"{contents_file}: bytes do not match the sha256 in entry.json "
                                "(edited by hand, or line endings changed: check .gitattributes)")
         try:
-            response = response_from_json(json.loads(payload))
+            response = response_from_json(load_json(payload))
             created = parse_time(meta["created"])
             expires = parse_time(meta["expires"])
         except (ValueError, KeyError, TypeError) as exc:

@@ -10,7 +10,6 @@ it does not understand is a guard that cannot fail.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from typing import Any
 from harness.cache.layout import CONTENTS_FILE, ENTRIES_DIR, ENTRY_FILE
 from harness.cache.store import parse_time, response_from_json
 from harness.key import SHORT_KEY_LENGTH
+from harness.strictload import load_json
 
 #: Prefix of the folders (and stamp files) a write builds before renaming them into place.
 TEMP_PREFIX = ".tmp-"
@@ -117,7 +117,7 @@ def inspect_entry(folder: Path, location: Path) -> EntryRecord:
                             "hand, or line endings converted by git: check .gitattributes)")
     if payload is not None:
         try:
-            response_from_json(json.loads(payload))
+            response_from_json(load_json(payload))
         except (ValueError, KeyError, TypeError) as exc:
             problems.append(f"contents.data does not decode as a response ({exc!r})")
     return EntryRecord(folder, scenario_id, iteration, meta, tuple(problems), created, expires)
@@ -128,7 +128,7 @@ def _read_meta(path: Path, problems: list[str]) -> dict[str, Any] | None:
         problems.append("entry.json is missing")
         return None
     try:
-        meta = json.loads(path.read_bytes())
+        meta = load_json(path.read_bytes())
     except ValueError as exc:
         problems.append(f"entry.json does not parse ({exc})")
         return None

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.errors import printable
+
 
 @dataclass(frozen=True)
 class Finding:
@@ -29,7 +31,7 @@ class Finding:
         if self.field:
             where += f": {self.field}"
         text = f"[{self.guard}] {where}: {self.message}"
-        return f"{text}\n    fix: {self.fix}" if self.fix else text
+        return printable(f"{text}\n    fix: {self.fix}" if self.fix else text)
 
 
 @dataclass(frozen=True)

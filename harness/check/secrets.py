@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.check.context import CheckContext
+from harness.check.credential_values import configured_secrets, find_values
 from harness.check.detectors import detect_lines, mask
 from harness.check.findings import Finding, GuardResult
 from harness.config import HarnessConfig
@@ -50,8 +51,10 @@ def allowlist_path(config: HarnessConfig) -> tuple[Path, bool]:
     pyproject = config.root / "pyproject.toml"
     configured = None
     if pyproject.is_file():
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        configured = data.get("tool", {}).get("harness", {}).get("allowlist")
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))  # load_config proved it parses
+        tool = data.get("tool", {})
+        section = tool.get("harness", {}) if isinstance(tool, dict) else {}
+        configured = section.get("allowlist") if isinstance(section, dict) else None
     if isinstance(configured, str) and configured.strip():
         return (config.root / configured).resolve(), True
     return config.root / DEFAULT_ALLOWLIST, False
@@ -68,7 +71,14 @@ def load_allowlist(ctx: CheckContext, findings: list[Finding]) -> Allowlist:
         return Allowlist(frozenset(), ())
     literals: set[str] = set()
     patterns: list[re.Pattern[str]] = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "is not UTF-8"
+        findings.append(Finding(GUARD, where, f"the allowlist cannot be read ({reason})",
+                                "save it as UTF-8 text, one value per line"))
+        return Allowlist(frozenset(), ())
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
@@ -94,6 +104,13 @@ def check(ctx: CheckContext) -> GuardResult:
     files = (*ctx.dataset_files, *ctx.cache_files)
     fix = ("remove it (re-record the cache if the entry holds it); if it is a deliberate fake value, add "
            f"it to {ctx.rel(allowlist_path(ctx.config)[0])}")
+    configured, problem = configured_secrets(ctx)
+    if problem:
+        findings.append(Finding(GUARD, ctx.rel(ctx.config.credentials_file or ctx.config.root),
+                                f"the credentials file cannot be read, so the values of its keys cannot "
+                                f"be looked for ({problem})", "fix the file (KEY=VALUE lines, UTF-8)"))
+    key_fix = ("remove it and re-record what held it; then rotate the key: it may already be in "
+               "the git history of every clone")
     allowed = 0
     for path in files:
         try:
@@ -102,7 +119,16 @@ def check(ctx: CheckContext) -> GuardResult:
             findings.append(Finding(GUARD, ctx.rel(path), f"cannot be read ({exc.strerror})",
                                     "fix its permissions: an unreadable file cannot be scanned"))
             continue
+        spans: dict[int, list[tuple[int, int]]] = {}
+        for number, start, end, secret in find_values(text, configured):
+            spans.setdefault(number, []).append((start, end))
+            findings.append(Finding(GUARD, ctx.rel(path), f"the value of {secret.variable} (from "
+                                    f"{secret.source}) at column {start + 1}", key_fix, line=number,
+                                    field=secret.variable))
         for number, hit in detect_lines(_ESCAPES.sub(_blank, text)):
+            end = hit.start + len(hit.value)
+            if any(s < end and hit.start < e for s, e in spans.get(number, ())):
+                continue  # already reported as the configured key it is
             if allowlist.allows(hit.value):
                 allowed += 1
                 continue

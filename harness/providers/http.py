@@ -143,6 +143,40 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return text
 
 
+#: A configured key shorter than this is a placeholder (a local server ignores it: ``local``,
+#: ``ollama``); masking it inside answers would mangle ordinary words, so only longer ones are.
+MIN_SECRET_CHARS = 16
+#: Key shapes masked in answers whatever key is configured (an answer quoting a key is committed).
+_ANSWER_KEY_SHAPE = re.compile(r"\bsk-[A-Za-z0-9_\-]{16,}")
+
+
+def scrub_answer(value: Any, secrets: Iterable[str] = ()) -> Any:
+    """A decoded 2xx answer with every configured key (of at least :data:`MIN_SECRET_CHARS`)
+    and every ``sk-`` key shape replaced by ``[REDACTED]`` in every string, keys included.
+
+    Runs before the answer is mapped, journaled or written, so an endpoint that echoes the
+    key (a proxy's debug field, a model repeating its prompt) never puts it in the cache.
+    """
+    masked = tuple(s for s in secrets if len(s) >= MIN_SECRET_CHARS)
+
+    def text(item: str) -> str:
+        for secret in masked:
+            if secret in item:
+                item = item.replace(secret, REDACTED)
+        return _ANSWER_KEY_SHAPE.sub(REDACTED, item) if "sk-" in item else item
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return text(item)
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        if isinstance(item, dict):
+            return {text(k) if isinstance(k, str) else k: walk(v) for k, v in item.items()}
+        return item
+
+    return walk(value)
+
+
 def excerpt(body: bytes | str, secrets: Iterable[str] = (), limit: int = EXCERPT_CHARS) -> str:
     """At most ``limit`` characters of a body, whitespace collapsed, secrets redacted first."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
@@ -316,12 +350,13 @@ class Transport:
 
     def _decode(self, reply: Reply, scenario: str, receipt: Receipt) -> Any:
         try:
-            return json.loads(reply.body.decode("utf-8"))
+            answer = json.loads(reply.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise self._error(
                 scenario, f"HTTP {reply.status} but the body is not valid JSON ({exc}): "
                           f"{excerpt(reply.body, self._secrets)}", 1, final=False,
                 paid=receipt.attempts) from None
+        return scrub_answer(answer, self._secrets)
 
     def _error(self, scenario: str, problem: str, attempts: int, *, final: bool = True,
                paid: int = 0) -> CallFailed:

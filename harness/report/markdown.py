@@ -1,14 +1,12 @@
 """The Markdown report (a pull request comment, a GitHub job summary).
 
-When ``$GITHUB_STEP_SUMMARY`` is set (GitHub Actions), the report is appended
-to that file, so the job page shows the tables without anyone opening a log.
+When ``$GITHUB_STEP_SUMMARY`` is set (GitHub Actions), :mod:`harness.report.github`
+appends it to that file, so the job page shows the tables without anyone opening a log.
 """
 
 from __future__ import annotations
 
 import html
-import os
-from pathlib import Path
 from typing import Any
 
 from harness.report.model import (
@@ -25,8 +23,6 @@ from harness.report.terminal import (
     metrics_table,
     verdict_text,
 )
-
-STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 
 
 def render_markdown(view: RunView) -> str:
@@ -82,15 +78,4 @@ def _inline(text: str) -> str:
     return html.escape(" ".join(text.split())).replace("|", "\\|").replace("*", "\\*")
 
 
-def append_step_summary(markdown: str, environ: dict[str, str] | None = None) -> Path | None:
-    """Append to ``$GITHUB_STEP_SUMMARY`` when it is set; return the file written, if any."""
-    target = (environ if environ is not None else os.environ).get(STEP_SUMMARY)
-    if not target:
-        return None
-    path = Path(target)
-    with path.open("a", encoding="utf-8") as handle:
-        handle.write(markdown if markdown.endswith("\n") else markdown + "\n")
-    return path
-
-
-__all__ = ["append_step_summary", "format_decision", "format_value", "render_markdown"]
+__all__ = ["format_decision", "format_value", "render_markdown"]

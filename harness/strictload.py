@@ -1,0 +1,158 @@
+"""Strict parsing of every YAML and JSON document the harness reads.
+
+The stock parsers keep the last of two equal keys: a second ``type:`` line
+silently turned a negative scenario positive and dropped its blocking rule.
+They also expand YAML aliases without bound: a 1 KB "billion laughs" file
+took 80 s and ended in a MemoryError. Here a duplicate key, an alias
+expansion past a fixed size, a recursive alias or a document nested deeper
+than any real dataset is a :class:`DocumentError` naming the line, so the
+caller reports it as a problem of the file (never a traceback, never the
+last value winning).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import yaml
+
+#: Nodes a document may expand to once every alias is followed (the largest example
+#: scenario has a few hundred; a billion-laughs file has 10**9).
+MAX_EXPANDED_NODES = 100_000
+#: Nesting deeper than this is refused before anything recurses over the value.
+MAX_DEPTH = 64
+_FLATTEN = "flatten the document (no dataset needs that depth)"
+
+
+class DocumentError(ValueError):
+    """A document that parses but must not be used; ``line`` is 1-based (0: unknown)."""
+
+    def __init__(self, message: str, fix: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+        self.line = line
+
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class StrictLoader(_Base):  # type: ignore[misc]
+    """The safe loader (C-accelerated when available), refusing duplicate keys and alias bombs."""
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_expansion(node)
+        return super().construct_document(node)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, int] = {}
+            for key_node, _ in node.value:  # before the merge keys (<<) are flattened in
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                line = key_node.start_mark.line + 1
+                try:
+                    first = seen.get(key)
+                except TypeError:  # an unhashable key: the base class reports it
+                    continue
+                if first is not None:
+                    raise DocumentError(
+                        f"duplicate key '{key}' (first on line {first}); the parser would "
+                        "silently keep the last one", "keep one of the two keys (the one you mean)",
+                        line)
+                seen[key] = line
+        result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        return result
+
+
+def _check_expansion(root: yaml.Node) -> None:
+    """Refuse a node graph whose expansion is too big, too deep or cyclic (without expanding it)."""
+    sizes: dict[int, int] = {}
+    depths: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        ident = id(node)
+        children = _children(node)
+        if done:
+            on_path.discard(ident)
+            size = 1 + sum(sizes[id(c)] for c in children)
+            depth = 1 + max((depths[id(c)] for c in children), default=0)
+            line = node.start_mark.line + 1
+            if size > MAX_EXPANDED_NODES:
+                raise DocumentError(
+                    f"aliases expand to more than {MAX_EXPANDED_NODES:,} values (an alias bomb, "
+                    "or a document far larger than any dataset)",
+                    "write the values out instead of nesting aliases of aliases", line)
+            if depth > MAX_DEPTH:
+                raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN, line)
+            sizes[ident], depths[ident] = size, depth
+            continue
+        if ident in sizes:
+            continue
+        if ident in on_path:
+            raise DocumentError("an alias refers to a node that contains it (a recursive "
+                                "structure)", "remove the recursive alias", node.start_mark.line + 1)
+        on_path.add(ident)
+        stack.append((node, True))
+        stack.extend((c, False) for c in children if id(c) not in sizes)
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.MappingNode):
+        return [n for pair in node.value for n in pair]
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    return []
+
+
+def load_yaml(text: str) -> Any:
+    """Parse YAML strictly; raises :class:`yaml.YAMLError` or :class:`DocumentError`."""
+    try:
+        return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a safe loader
+    except RecursionError:  # the pure-Python parser (no libyaml) recurses per level
+        raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN) from None
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DocumentError(f"duplicate key '{key}'; the parser would silently keep the last one",
+                                "keep one of the two keys (the one you mean)")
+        result[key] = value
+    return result
+
+
+def load_json(text: str | bytes) -> Any:
+    """Parse JSON strictly; raises :class:`json.JSONDecodeError` or :class:`DocumentError`.
+
+    Duplicate keys, ``NaN``/``Infinity`` (not JSON) and nesting past
+    :data:`MAX_DEPTH` are refused.
+    """
+    try:
+        value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
+    except RecursionError:
+        raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN) from None
+    check_depth(value)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise DocumentError(f"{name} is not a JSON value", "use a number, a string or null")
+
+
+def check_depth(value: Any) -> None:
+    """Raise :class:`DocumentError` when ``value`` nests deeper than :data:`MAX_DEPTH`."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN)
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
