@@ -31,6 +31,7 @@ from harness.links import symlink_problems, through_link
 from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
+from harness.rubric import check_rubric, merge_rubric
 from harness.validation import read_document, read_text, schema_problems
 
 AGENT_FILE = "agent.yaml"
@@ -54,6 +55,8 @@ class Tenant:
     directory: Path
     description: str
     params: JsonObject
+    rubric: tuple[JsonObject, ...] = ()
+    """The tenant's own rubric items, resolved (merged into each of its scenarios)."""
 
 
 @dataclass(frozen=True)
@@ -226,6 +229,9 @@ class _Loader:
                                          "is a connection setting, and options are keyed",
                                          "remove it from judge.options"))
         self.problems.extend(check_metrics(data.get("metrics", []), file))
+        rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
+                                        data.get("tools") or [], file, "agent")
+        self.problems.extend(problems)
         prompt_file = self._inside(file, "system_prompt", agent_dir / data["system_prompt"])
         prompt = self._read_prompt(file, prompt_file)
         schema = None
@@ -254,6 +260,7 @@ class _Loader:
             params=dict(data.get("params", {})),
             judge=dict(data.get("judge", {})),
             metrics=tuple(data.get("metrics", [])),
+            rubric=rubric,
             decision_path=data.get("decision_path", "decision"),
             max_tool_rounds=data.get("max_tool_rounds", 4),
             entrypoint=self._entrypoint(file, data.get("entrypoint", "")),
@@ -334,7 +341,7 @@ class _Loader:
                 if problems:
                     data = {}
         return Tenant(agent, tenant_dir.name, tenant_dir, data.get("description", ""),
-                      dict(data.get("params", {})))
+                      dict(data.get("params", {})), self._rubric(file, data.get("rubric"), "tenant"))
 
     def _load_scenario(self, agent: str, tenant: Tenant, file: Path) -> Scenario | None:
         data, problem = read_document(file)
@@ -375,6 +382,7 @@ class _Loader:
             judge=self._judges(file, data.get("judge")),
             tags=tuple(sys.intern(t) for t in data.get("tags", [])),
             tool_results=dict(tool_results) if tool_results else _EMPTY,
+            rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:
@@ -403,6 +411,23 @@ class _Loader:
         resolved, problems = resolve_judges(items, agent.judge, agent.directory, file, self._inside)
         self.problems.extend(problems)
         return resolved
+
+    def _rubric(self, file: Path, items: list[Any] | None, origin: str) -> tuple[JsonObject, ...]:
+        """A tenant's or scenario's own rubric items, checked against the agent's judge model."""
+        agent = self._agent
+        if agent is None or not items:
+            return ()
+        resolved, problems = check_rubric(items, agent.judge, agent.tools, file, origin)
+        self.problems.extend(problems)
+        return resolved
+
+    def _scenario_rubric(self, file: Path, tenant: Tenant,
+                         items: list[Any] | None) -> tuple[JsonObject, ...]:
+        """Agent, tenant and scenario items merged (a more specific one replaces its namesake)."""
+        agent_items = self._agent.rubric if self._agent is not None else ()
+        if not agent_items and not tenant.rubric and not items:
+            return ()
+        return merge_rubric(agent_items, tenant.rubric, self._rubric(file, items, "scenario"))
 
     def _check_request(self, agent: Agent, tenant: Tenant, scenario: Scenario) -> None:
         try:

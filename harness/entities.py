@@ -53,6 +53,8 @@ class Agent:
     """Default judge model (``provider``, ``model``, ``options``) and ``evaluators``."""
     metrics: tuple[JsonObject, ...] = ()
     """Deterministic metrics over the agent's scenarios (see :mod:`harness.metrics`)."""
+    rubric: tuple[JsonObject, ...] = ()
+    """Rubric items of every scenario of the agent, resolved (see :mod:`harness.rubric`)."""
     decision_path: str = "decision"
     max_tool_rounds: int = 4
     entrypoint: str = ""
@@ -81,6 +83,8 @@ class Scenario:
     tags: tuple[str, ...] = ()
     tool_results: JsonObject = field(default_factory=dict)
     """Scripted results per tool name (one value, or a list used in call order)."""
+    rubric: tuple[JsonObject, ...] = ()
+    """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
 
     @property
     def id(self) -> str:
@@ -154,6 +158,29 @@ class JudgeScore:
     model: str
     warning: str = ""
     """Why the score is missing (a judge miss, a provider error); empty otherwise."""
+    source: str = ""
+    """Where the judge's answer came from: ``scripted``, ``provider`` or empty (unknown)."""
+
+
+#: Outcome of one rubric item: ``inconclusive`` when the judge's answer cannot be read as
+#: pass or fail, ``not_evaluated`` when there is no answer (a miss, a provider error).
+RubricOutcome = Literal["pass", "fail", "inconclusive", "not_evaluated"]
+
+
+@dataclass(frozen=True, slots=True)
+class RubricResult:
+    """The judge's pass/fail on one rubric item for one scenario iteration: reported, never gating."""
+
+    name: str
+    rule: str
+    outcome: RubricOutcome
+    reason: str
+    provider: str
+    model: str
+    warning: str = ""
+    """Why there is no outcome (a judge miss, a provider error); empty otherwise."""
+    source: str = ""
+    """Where the judge's answer came from: ``scripted``, ``provider`` or empty (unknown)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,12 +31,14 @@ from harness.entities import (
     ChatResponse,
     JsonObject,
     JudgeScore,
+    RubricResult,
     Scenario,
     Status,
     Verdict,
 )
 from harness.key import canonical_json
 from harness.metrics import MetricValue
+from harness.rubric.tally import tally
 
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
@@ -60,6 +62,10 @@ class IterationResult:
     request_digest: str = ""
     judges: tuple[JudgeScore, ...] = ()
     """Judge scores: reported, never part of the status."""
+    rubric: tuple[RubricResult, ...] = ()
+    """Rubric outcomes (pass/fail per applicable item): reported, never part of the status."""
+    answer_source: str = ""
+    """Where the agent's own answer came from: ``scripted``, ``provider`` or empty (unknown)."""
     expected_decision: Any = None
     actual_decision: Any = None
     metric_samples: tuple[tuple[str, bool | None], ...] = ()
@@ -86,6 +92,7 @@ class IterationResult:
         if self.failed or (self.response is None and not self.transcript and not self.calls):
             return self
         return IterationResult(self.scenario, self.iteration, self.status, judges=self.judges,
+                               rubric=self.rubric, answer_source=self.answer_source,
                                metric_samples=self.metric_samples, environment=_NO_ENVIRONMENT,
                                expected_decision=_small(self.expected_decision),
                                actual_decision=_small(self.actual_decision))
@@ -192,12 +199,24 @@ def summary_record_of(result: IterationResult) -> dict[str, Any]:
         "actual_decision": result.actual_decision,
         "environment": dict(result.environment),
         "metrics": dict(result.metric_samples),
-        "judges": [
-            {"name": j.name, "score": j.score, "interpretation": j.interpretation,
-             "reason": j.reason, "provider": j.provider, "model": j.model, "warning": j.warning}
-            for j in result.judges
-        ],
+        "judges": [judge_json(j) for j in result.judges],
+        "rubric": [rubric_json(r) for r in result.rubric],
+        "answer_source": result.answer_source,
     }
+
+
+def judge_json(judge: JudgeScore) -> dict[str, Any]:
+    """A judge score as records hold it (``source`` only when known)."""
+    return {"name": judge.name, "score": judge.score, "interpretation": judge.interpretation,
+            "reason": judge.reason, "provider": judge.provider, "model": judge.model,
+            "warning": judge.warning, **({"source": judge.source} if judge.source else {})}
+
+
+def rubric_json(result: RubricResult) -> dict[str, Any]:
+    """A rubric outcome as records hold it (``source`` only when known)."""
+    return {"name": result.name, "rule": result.rule, "outcome": result.outcome,
+            "reason": result.reason, "provider": result.provider, "model": result.model,
+            "warning": result.warning, **({"source": result.source} if result.source else {})}
 
 
 def validation_record(result: IterationResult) -> dict[str, Any]:
@@ -218,12 +237,10 @@ def validation_record(result: IterationResult) -> dict[str, Any]:
         "actual_decision": result.actual_decision,
         "pass_fail": "fail" if result.failed else "pass",
         "blocking": result.blocking,
-        "judges": [
-            {"name": j.name, "score": j.score, "interpretation": j.interpretation,
-             "reason": j.reason, "provider": j.provider, "model": j.model, "warning": j.warning}
-            for j in result.judges
-        ],
-        "warnings": [j.warning for j in result.judges if j.warning],
+        "judges": [judge_json(j) for j in result.judges],
+        "rubric": [rubric_json(r) for r in result.rubric],
+        "warnings": [j.warning for j in result.judges if j.warning]
+                    + [r.warning for r in result.rubric if r.warning],
         "metrics": dict(result.metric_samples),
         "transcript": list(result.transcript),
     }
@@ -297,26 +314,48 @@ def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
         "blocking": [{"scenario": r.scenario.id, "iteration": r.iteration,
                       "type": r.scenario.type, "message": r.message}
                      for r in summary.blocking],
-        "judges": judge_means((j.name, j.score, j.interpretation)
+        "judges": judge_means((j.name, j.score, j.interpretation, j.source)
                               for r in summary.results for j in r.judges),
         "accounting": summary.accounting,
+        "rubric": rubric_summary((r.scenario.agent, x.name, x.rule, x.outcome, x.source)
+                                 for r in summary.results for x in r.rubric),
     }
 
 
-def judge_means(scores: Iterable[tuple[str, int | None, str]]) -> dict[str, dict[str, Any]]:
-    """Per judge, from ``(name, score, interpretation)``: the mean over scored iterations and
-    how many were inconclusive or not evaluated."""
+def rubric_summary(outcomes: Iterable[tuple[str, str, str, str, str]]) -> dict[str, dict[str, Any]]:
+    """Per ``<agent>/<rule>``, from ``(agent, name, rule, outcome, source)``: outcome counts,
+    the pass rate, how many graded answers were scripted, and the trend pass rate (without
+    them)."""
+    table = tally(((agent,), name, rule, outcome, source)
+                  for agent, name, rule, outcome, source in outcomes)
+    return {f"{group[0]}/{name}": cell.to_json() for (group, name), cell in table.items()}
+
+
+def judge_means(scores: Iterable[tuple[str, int | None, str, str]]) -> dict[str, dict[str, Any]]:
+    """Per judge, from ``(name, score, interpretation, source)``: the mean over scored
+    iterations, how many were inconclusive or not evaluated, how many scores came from
+    scripted answers, and ``trend_mean``, the mean without them (``None`` when every score
+    was scripted: a constant from a script is not a grade to trend)."""
     table: dict[str, dict[str, Any]] = {}
-    for name, score, interpretation in scores:
-        cell = table.setdefault(name, {"scores": [], "inconclusive": 0, "not_evaluated": 0})
+    for name, score, interpretation, source in scores:
+        cell = table.setdefault(name, {"scores": [], "real": [], "inconclusive": 0,
+                                       "not_evaluated": 0})
         if score is not None:
             cell["scores"].append(score)
-        elif interpretation in ("inconclusive", "not_evaluated"):
-            cell[interpretation] += 1
-    return {name: {"mean": round(sum(c["scores"]) / len(c["scores"]), 3) if c["scores"] else None,
-                   "scored": len(c["scores"]), "inconclusive": c["inconclusive"],
-                   "not_evaluated": c["not_evaluated"]}
+            if source != "scripted":
+                cell["real"].append(score)
+        elif interpretation == "not_evaluated":
+            cell["not_evaluated"] += 1
+        else:
+            cell["inconclusive"] += 1
+    return {name: {"mean": _mean_of(c["scores"]), "scored": len(c["scores"]),
+                   "inconclusive": c["inconclusive"], "not_evaluated": c["not_evaluated"],
+                   "scripted": len(c["scores"]) - len(c["real"]), "trend_mean": _mean_of(c["real"])}
             for name, c in sorted(table.items())}
+
+
+def _mean_of(scores: list[int]) -> float | None:
+    return round(sum(scores) / len(scores), 3) if scores else None
 
 
 def request_digest(request: dict[str, Any]) -> str:
@@ -347,8 +386,13 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         response=response_from_json(response) if response else None,
         request_digest=record.get("request_digest", ""),
         judges=tuple(JudgeScore(j["name"], j["score"], j["interpretation"], j["reason"],
-                                j["provider"], j["model"], j.get("warning", ""))
+                                j["provider"], j["model"], j.get("warning", ""), j.get("source", ""))
                      for j in record.get("judges", [])),
+        rubric=tuple(RubricResult(x["name"], x.get("rule", ""), x["outcome"], x.get("reason", ""),
+                                  x.get("provider", ""), x.get("model", ""), x.get("warning", ""),
+                                  x.get("source", ""))
+                     for x in record.get("rubric") or []),
+        answer_source=str(record.get("answer_source") or ""),
         expected_decision=record.get("expected_decision"),
         actual_decision=record.get("actual_decision"),
         metric_samples=tuple((record.get("metrics") or {}).items()),

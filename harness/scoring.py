@@ -1,7 +1,7 @@
-"""After the hard assertions: judge scores, decisions and metric samples of one iteration.
+"""After the hard assertions: judge scores, rubric outcomes, decisions and metric samples.
 
-Nothing here changes an iteration's status: judges are reported only (a judge
-that cannot answer is ``not_evaluated`` with a warning), the expected and actual
+Nothing here changes an iteration's status: judges and rubric items are reported
+only (a judge that cannot answer is ``not_evaluated`` with a warning), the expected and actual
 decisions feed the per-test records, and metric samples are aggregated when the
 run finishes (:mod:`harness.metrics`).
 """
@@ -9,13 +9,16 @@ run finishes (:mod:`harness.metrics`).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from harness.clients.caching import BoundClient
 from harness.entities import Agent, AgentOutput, JsonObject
 from harness.judges import evaluate_judges, not_evaluated
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
+from harness.provenance import sources_by_purpose
 from harness.results import IterationResult
+from harness.rubric import PURPOSE_PREFIX, grade_rubric
 
 
 def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
@@ -28,6 +31,12 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
         judges = evaluate_judges(scenario, request, output, client)
     expected = expected_decision(scenario, agent.decision_path)
     actual = actual_decision(output, agent.decision_path) if agent.output == "json" else None
+    rubric = grade_rubric(scenario, request, output, client, expected=expected, actual=actual)
+    sources = sources_by_purpose(client.calls)
+    if any(sources.values()):  # provenance known: say where every judge answer came from
+        judges = tuple(replace(j, source=sources.get(f"judge:{j.name}", "")) for j in judges)
+        rubric = tuple(replace(r, source=sources.get(f"{PURPOSE_PREFIX}{r.name}", ""))
+                       for r in rubric)
     samples = samples_of(agent, scenario, output, result.verdicts, expected, actual)
     return IterationResult(  # every field spelled out: dataclasses.replace() costs more
         scenario, result.iteration, result.status, result.verdicts, result.message,
@@ -35,6 +44,8 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
         response=result.response,
         request_digest=result.request_digest,
         judges=judges,
+        rubric=rubric,
+        answer_source=sources.get("", ""),
         expected_decision=expected,
         actual_decision=actual,
         metric_samples=tuple(samples.items()),

@@ -24,7 +24,7 @@ from harness.fastschema import Check, compile_schema
 from harness.request import normalise_newlines
 from harness.strictload import DocumentError, load_json, load_yaml
 
-_SCHEMA_FILES = ("agent", "tenant", "scenario", "expect")
+_SCHEMA_FILES = ("agent", "tenant", "scenario", "expect", "rubric")
 
 
 @cache

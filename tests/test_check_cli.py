@@ -34,9 +34,10 @@ def test_committed_example_passes_every_guard(project: Project, monkeypatch: pyt
     outcome = project.run("check")
     elapsed = time.perf_counter() - started
     assert outcome.code == 0, outcome.out
-    # 34 agent entries plus 3 judge entries (relevance, completeness, coherence) per scenario
-    assert "136 of 136 entries intact" in outcome.out
-    assert "136 referenced, 0 unused, 0 missing" in outcome.out
+    # 34 agent entries, 3 judge entries (relevance, completeness, coherence) per scenario and
+    # one entry per rubric item that applies (87: every item's `when` over the 34 answers)
+    assert "223 of 223 entries intact" in outcome.out
+    assert "223 referenced, 0 unused, 0 missing" in outcome.out
     assert elapsed < 10, f"check took {elapsed:.1f}s on the example tree"
 
 

@@ -74,7 +74,7 @@ def test_scripted_answers_keep_the_contract_and_the_tool_limits() -> None:
     assert set(tool["parameters"]["required"]) == {"question", "affects"}
     arguments = Draft202012Validator(tool["parameters"])
     output = Draft202012Validator(json.loads((DATASET / "output.schema.json").read_text("utf-8")))
-    script = _load(DATASET / "script.yaml")
+    script = {k: v for k, v in _load(DATASET / "script.yaml").items() if "#" not in k}  # not judges
     assert set(script) == {f"{p.parent.name}/{p.stem}" for p in _scenarios()}
     for local_id, answer in script.items():
         assert not list(output.iter_errors(answer["json"])), local_id

@@ -85,7 +85,7 @@ def test_every_scenario_forbids_sending_and_names_its_assertions() -> None:
 def test_committed_answers_are_valid_tool_calls_without_approval_metadata() -> None:
     agent = _load(AGENT_DIR / "agent.yaml")
     validators = {t["name"]: Draft202012Validator(t["parameters"]) for t in agent["tools"]}
-    script = _load(AGENT_DIR / "script.yaml")
+    script = {k: v for k, v in _load(AGENT_DIR / "script.yaml").items() if "#" not in k}  # not judges
     scenarios = _scenarios()
     assert set(script) == set(scenarios)
     for local_id, answer in script.items():

@@ -23,8 +23,9 @@ def test_json_report_has_coverage_metrics_judges_and_per_test_records(project: P
         "adversarial": 0.0, "positive": 1.0}
     (metric,) = report["metrics"]
     assert (metric["name"], metric["value"], metric["status"]) == ("unsafe_refusal_rate", 0.0, "missed")
-    assert report["judges"]["overall"] == {"relevance": {"mean": 3.0, "scored": 4,
-                                                         "inconclusive": 0, "not_evaluated": 0}}
+    overall = report["judges"]["overall"]["relevance"]
+    assert {k: overall[k] for k in ("mean", "scored", "inconclusive", "not_evaluated")} == {
+        "mean": 3.0, "scored": 4, "inconclusive": 0, "not_evaluated": 0}
     test = next(t for t in report["tests"] if t["scenario"] == "helper/globex/inject")
     assert {k: test[k] for k in ("test_id", "environment", "input", "expected_decision",
                                  "actual_decision", "pass_fail", "status", "blocking")} == {

@@ -36,7 +36,7 @@ from harness.execution import run_agent
 from harness.key import compute_key
 
 GUARD = "unused"
-JUDGE_PREFIX = "judge:"
+JUDGE_PREFIX = ("judge:", "rubric:")  # graders of an answer: built-in judges and rubric items
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,12 @@
-"""Two runs side by side: scenarios whose verdict flipped, judge scores that moved.
+"""Two runs side by side: flipped verdicts, moved judge scores, changed rubric pass rates.
 
 ``python -m harness compare RUN_A RUN_B`` reads both from ``eval-results/``.
 Verdicts are compared per scenario iteration (pass or fail, with the statuses);
 judge scores per scenario and judge, as the mean over its iterations, and a
 move is listed when it exceeds the threshold (default 0.5: any whole point on
-the 1-5 scale).
+the 1-5 scale). Rubric rules are compared per agent and rule (pass rate before
+and after, scripted ones marked), and each scenario iteration whose outcome of a
+rule flipped between pass and fail is listed.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.report.grades import rule_tallies
 from harness.report.model import RunView
 
 DEFAULT_THRESHOLD = 0.5
@@ -31,6 +34,10 @@ class Comparison:
     moved: list[dict[str, Any]] = field(default_factory=list)
     only_a: list[str] = field(default_factory=list)
     only_b: list[str] = field(default_factory=list)
+    rules: list[dict[str, Any]] = field(default_factory=list)
+    """Rubric rules whose pass rate changed (or that appear on one side only)."""
+    rule_flips: list[dict[str, Any]] = field(default_factory=list)
+    """Rubric outcomes of one scenario iteration that flipped between pass and fail."""
 
 
 def compare_runs(a: RunView, b: RunView, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
@@ -55,7 +62,38 @@ def compare_runs(a: RunView, b: RunView, threshold: float = DEFAULT_THRESHOLD) -
         if abs(delta) > threshold:
             result.moved.append({"scenario": key[0], "judge": key[1], "before": means_a[key],
                                  "after": means_b[key], "delta": round(delta, 3)})
+    _compare_rules(result, a, b, before, after)
     return result
+
+
+def _compare_rules(result: Comparison, a: RunView, b: RunView,
+                   before: dict[tuple[str, int], dict[str, Any]],
+                   after: dict[tuple[str, int], dict[str, Any]]) -> None:
+    """Per rule: the pass rate before and after; per scenario iteration: pass <-> fail flips."""
+    rules_a, rules_b = rule_tallies(a.records), rule_tallies(b.records)
+    for rule_key in sorted(rules_a.keys() | rules_b.keys()):
+        old, new = rules_a.get(rule_key), rules_b.get(rule_key)
+        rate_a = old.pass_rate if old else None
+        rate_b = new.pass_rate if new else None
+        if rate_a == rate_b and old is not None and new is not None:
+            continue
+        delta = round(rate_b - rate_a, 4) if rate_a is not None and rate_b is not None else None
+        result.rules.append({
+            "agent": rule_key[0], "rule": rule_key[1], "before": rate_a, "after": rate_b, "delta": delta,
+            "scripted": any(t is not None and t.scripted for t in (old, new)),
+            "inconclusive": [t.counts["inconclusive"] if t else None for t in (old, new)]})
+    for key in sorted(before.keys() & after.keys()):
+        outcomes_a = {str(x["name"]): x.get("outcome") for x in before[key].get("rubric") or []}
+        for item in after[key].get("rubric") or []:
+            old_outcome, new_outcome = outcomes_a.get(str(item["name"])), item.get("outcome")
+            if {old_outcome, new_outcome} == {"pass", "fail"}:
+                result.rule_flips.append({"scenario": key[0], "iteration": key[1],
+                                          "rule": item["name"], "before": old_outcome,
+                                          "after": new_outcome, "reason": item.get("reason", "")})
+
+
+def _rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
 
 
 def _passed(record: dict[str, Any]) -> bool:
@@ -92,6 +130,19 @@ def render_comparison(c: Comparison) -> str:
                               disable_numparse=True))
     else:
         parts.append(f"\nno judge score moved by more than {c.threshold:g}")
+    if c.rules:
+        parts.append(f"\n{len(c.rules)} rubric rule(s) changed pass rate (reported only, never "
+                     "gating):")
+        parts.append(tabulate([[r["agent"], r["rule"], _rate(r["before"]), _rate(r["after"]),
+                                f"{r['delta']:+.0%}" if r["delta"] is not None else "-",
+                                "yes" if r["scripted"] else ""] for r in c.rules],
+                              headers=["agent", "rule", "before", "after", "delta", "scripted"],
+                              disable_numparse=True))
+        for flip in c.rule_flips:
+            parts.append(f"  {flip['scenario']}#{flip['iteration']} {flip['rule']}: "
+                         f"{flip['before']} -> {flip['after']}: {str(flip['reason'])[:100]}")
+    else:
+        parts.append("\nno rubric pass rate changed")
     if c.only_a:
         parts.append(f"\nonly in {c.run_a}: {', '.join(c.only_a)}")
     if c.only_b:

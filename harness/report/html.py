@@ -1,8 +1,10 @@
 """The HTML report: one self-contained file (inline CSS, JS and SVG; no CDN, no network).
 
 It shows the verdict and the blocking line, pass rate by test type (bars), the
-coverage, metric and judge tables, the judge score trend over the last runs,
-and a per-scenario view with the transcript, verdicts and judge scores. The
+coverage, metric, judge and rubric tables (inconclusive counts and scripted
+labels in every cell), the judge score trend over the last runs (scripted
+answers left out), and a per-scenario view with the transcript, verdicts, judge
+scores and rubric outcomes. The
 data is embedded as JSON with ``<``, ``>`` and ``&`` escaped, and the script
 renders it with ``textContent`` only: nothing recorded is ever parsed as HTML.
 """
@@ -13,9 +15,12 @@ import html
 import json
 from typing import Any
 
+from harness.provenance import SCRIPTED, answer_source
+from harness.report.grades import judge_cell_text, judge_cells, provenance_line, rubric_table_rows
 from harness.report.html_assets import CSS, ERROR_HOOK, SCRIPT
 from harness.report.json_report import report_data
 from harness.report.model import RunView
+from harness.rubric.grade import PURPOSE_PREFIX
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en">
@@ -55,6 +60,9 @@ _PAGE = """<!DOCTYPE html>
 <table id="table-metrics"></table></section>
 <section><h2>Judge scores, mean 1-5 (reported only, never gating)</h2>
 <table id="table-judges"></table></section>
+<section><h2>Rubric, pass rate per rule (reported only, never gating)</h2>
+<table id="table-rubric"></table></section>
+<p id="provenance" class="muted" hidden></p>
 <section class="grid">
 <div class="panel"><h2>Scenarios</h2>
 <div class="filters"><input id="filter-text" type="search" placeholder="filter by scenario, type or test id">
@@ -74,16 +82,18 @@ _PAGE = """<!DOCTYPE html>
 def html_data(view: RunView) -> dict[str, Any]:
     """What the page's script renders: the JSON report plus the records it lists."""
     report = report_data(view)
-    judges: dict[str, Any] = report["judges"]  # type: ignore[assignment]
-    groups, names = judges["by_group"], judges["names"]
+    names, cells = judge_cells(view.records)
+    rubric_headers, rubric_body = rubric_table_rows(view.records)
     return {
         "run": report["run"],
         "blocking_line": report["blocking_line"],
         "coverage": report["coverage"],
         "total": report["total"],
         "metrics": report["metrics"],
-        "judge_groups": {"names": names, "rows": [[row["agent"], row["tenant"], row["type"],
-                                                   *(row[n] for n in names)] for row in groups]},
+        "judge_groups": {"names": names, "rows": [[*key, *(judge_cell_text(row.get(n)) for n in names)]
+                                                  for key, row in cells.items()]},
+        "rubric": {"headers": rubric_headers, "rows": rubric_body},
+        "provenance": provenance_line(view.records),
         "trend": report["trend"],
         "records": [_record(r) for r in view.records],
     }
@@ -92,8 +102,13 @@ def html_data(view: RunView) -> dict[str, Any]:
 def _record(record: dict[str, Any]) -> dict[str, Any]:
     keep = ("scenario", "iteration", "agent", "tenant", "type", "status", "message", "test_id",
             "description", "environment", "expected_decision", "actual_decision", "verdicts",
-            "judges", "transcript", "transcript_path", "transcript_line")
-    return {k: record.get(k) for k in keep}
+            "judges", "rubric", "transcript", "transcript_path", "transcript_line")
+    kept = {k: record.get(k) for k in keep}
+    kept["judges"] = [{**j, "scripted": answer_source(record, j, f"judge:{j['name']}") == SCRIPTED}
+                      for j in record.get("judges") or []]
+    kept["rubric"] = [{**x, "scripted": answer_source(record, x, PURPOSE_PREFIX + str(x["name"]))
+                       == SCRIPTED} for x in record.get("rubric") or []]
+    return kept
 
 
 def script_json(value: Any) -> str:

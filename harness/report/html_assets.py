@@ -37,7 +37,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
          font-weight: 600; color: #fff; background: var(--muted); }
 .badge.passed, .badge.pass, .badge.met { background: var(--ok); }
 .badge.rejected, .badge.reject, .badge.missed, .badge.expired, .badge.corrupt, .badge.error,
-.badge.unchecked { background: var(--bad); }
+.badge.unchecked, .badge.fail { background: var(--bad); }
 .badge.not_evaluated, .badge.inconclusive, .badge.not_applicable { background: var(--warn); }
 .grid { display: grid; grid-template-columns: minmax(360px, 1.1fr) minmax(360px, 1fr); gap: 16px; }
 .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
@@ -197,23 +197,34 @@ SCRIPT = """
   var judgeNames = data.judge_groups.names;
   if (judgeNames.length) {
     table("table-judges", ["agent", "tenant", "type"].concat(judgeNames),
-          data.judge_groups.rows.map(function (row) {
-            return row.slice(0, 3).concat(row.slice(3).map(fmt));
-          }), [0, 0, 0].concat(judgeNames.map(function () { return 1; })));
+          data.judge_groups.rows, [0, 0, 0].concat(judgeNames.map(function () { return 1; })));
   } else {
     caption("table-judges", "no judge declared");
+  }
+  if (data.rubric.rows.length) {
+    table("table-rubric", data.rubric.headers, data.rubric.rows, [0, 0, 0, 0, 1, 1, 1, 1, 1]);
+  } else {
+    caption("table-rubric", "no rubric item graded");
+  }
+  if (data.provenance) {
+    var prov = document.getElementById("provenance");
+    prov.hidden = false;
+    prov.textContent = data.provenance;
   }
 
   // -- judge score trend over the last runs ---------------------------------------------
   var trend = data.trend;
   var series = {};
   trend.forEach(function (run) {
-    Object.keys(run.judges || {}).forEach(function (name) { series[name] = true; });
+    Object.keys(run.judges || {}).forEach(function (name) {
+      if (run.judges[name] !== null && run.judges[name] !== undefined) { series[name] = true; }
+    });
   });
   var judges = Object.keys(series).sort();
   var tbox = document.getElementById("chart-trend");
   if (!judges.length) {
-    tbox.appendChild(el("p", {"class": "muted"}, ["no judge scores in the last runs"]));
+    tbox.appendChild(el("p", {"class": "muted"},
+                        ["no judge scores in the last runs (scripted answers are left out of trends)"]));
   } else {
     var W = 520, H = 236, L = 34, R = 110, T = 10, B = 46;
     var plot = svg("svg", {width: W, height: H, role: "img", "aria-label": "judge score trend"});
@@ -333,13 +344,26 @@ SCRIPT = """
       var jt = el("table", {}, [headRow(["judge", "score", "interpretation", "reason"])]);
       var jb = el("tbody");
       r.judges.forEach(function (j) {
-        jb.appendChild(el("tr", {}, [el("td", {}, [j.name + " (" + j.provider + "/" + j.model + ")"]),
+        jb.appendChild(el("tr", {}, [el("td", {}, [j.name + " (" + j.provider + "/" + j.model + ")" +
+                                                   (j.scripted ? " scripted" : "")]),
                                      el("td", {"class": "num"}, [show(j.score)]),
                                      el("td", {}, [badge(j.interpretation)]),
                                      el("td", {}, [j.warning ? j.reason + " - " + j.warning : j.reason])]));
       });
       jt.appendChild(jb);
       view.appendChild(jt);
+    }
+    if ((r.rubric || []).length) {
+      view.appendChild(el("h2", {}, ["Rubric (reported only)"]));
+      var rt = el("table", {}, [headRow(["rule", "outcome", "reason"])]);
+      var rb = el("tbody");
+      r.rubric.forEach(function (x) {
+        rb.appendChild(el("tr", {}, [el("td", {title: x.rule}, [x.name + (x.scripted ? " scripted" : "")]),
+                                     el("td", {}, [badge(x.outcome)]),
+                                     el("td", {}, [x.warning ? x.reason + " - " + x.warning : x.reason])]));
+      });
+      rt.appendChild(rb);
+      view.appendChild(rt);
     }
   }
   if (order.length) { select(0); }

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import json
 
+from harness.report.grades import (
+    judge_cells,
+    provenance_counts,
+    rubric_rows,
+    rubric_trend,
+    trend_mean,
+)
 from harness.report.model import (
     RunView,
     blocking_line,
@@ -24,10 +31,12 @@ def report_data(view: RunView) -> dict[str, object]:
     table, total = rows(view.records)
     by_type, _ = rows(view.records, by=("type",))
     names, judges = judge_table(view.records)
+    _, cells = judge_cells(view.records)
     names3 = ("agent", "tenant", "type")
     return {
         "report_format": REPORT_FORMAT,
-        "run": {k: v for k, v in view.run.items() if k not in ("metrics", "judges", "blocking")},
+        "run": {k: v for k, v in view.run.items()
+                if k not in ("metrics", "judges", "rubric", "blocking")},
         "exit_code": view.run.get("exit_code"),
         "blocking_line": blocking_line(view) or None,
         "blocking": [{"scenario": r["scenario"], "iteration": r["iteration"], "type": r["type"],
@@ -38,9 +47,15 @@ def report_data(view: RunView) -> dict[str, object]:
         "by_type": [row.as_dict(("type",)) for row in by_type],
         "metrics": metric_rows(view),
         "judges": {"overall": judge_overall(view), "names": names,
-                   "by_group": [dict(zip((*names3, *names), row, strict=True)) for row in judges]},
+                   "by_group": [dict(zip((*names3, *names), row, strict=True)) for row in judges],
+                   "cells": [{**dict(zip(names3, key, strict=True)), "judge": name, **cell.to_json()}
+                             for key, row in cells.items() for name, cell in row.items()]},
+        "rubric": {"by_rule": rubric_rows(view.records, ("agent",)),
+                   "by_group": rubric_rows(view.records)},
+        "provenance": provenance_counts(view.records),
         "trend": [{"run_id": h.get("run_id"), "started": h.get("started"),
-                   "judges": {n: (v or {}).get("mean") for n, v in (h.get("judges") or {}).items()}}
+                   "judges": {n: trend_mean(v) for n, v in (h.get("judges") or {}).items()},
+                   "rubric": rubric_trend(h)}
                   for h in view.history],
         "tests": tests(view),
     }

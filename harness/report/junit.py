@@ -1,8 +1,10 @@
 """The JUnit XML report: one testcase per scenario x iteration, for CI test panels.
 
 ``classname`` is ``<agent>.<tenant>`` and ``name`` is ``<scenario>[<iteration>]``;
-each testcase carries agent, tenant, type, test id and judge scores as
-properties. A reject or a scenario that checks nothing is a ``<failure>``; a
+each testcase carries agent, tenant, type, test id, judge scores and rubric
+outcomes as properties, and each agent's suite the judge means and rubric pass
+rates with their inconclusive counts (properties only: neither ever fails a
+testcase). A reject or a scenario that checks nothing is a ``<failure>``; a
 miss, an expired or corrupt entry or an error is an ``<error>`` (the model was
 never asked). Declared metrics form one more suite, where only a gated metric
 that missed its target fails.
@@ -15,7 +17,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
+from harness.provenance import SCRIPTED, answer_source
+from harness.report.grades import judge_cells, rubric_rows
 from harness.report.model import RunView, is_blocking
+from harness.rubric.grade import PURPOSE_PREFIX
 
 _FAILURES = ("rejected", "unchecked")
 #: Characters XML 1.0 cannot carry at all, even escaped (model output may hold them).
@@ -34,6 +39,7 @@ def render_junit(view: RunView) -> str:
         by_agent[str(record["agent"])].append(record)
     for agent, records in sorted(by_agent.items()):
         suite = _suite(root, agent, view)
+        _grade_properties(suite, records)
         for record in records:
             _testcase(suite, record)
         _count(suite)
@@ -75,8 +81,14 @@ def _testcase(suite: ET.Element, record: dict[str, Any]) -> None:
     }
     for judge in record.get("judges") or []:
         score = judge.get("score")
-        properties[f"judge.{judge['name']}"] = (
-            f"{score} ({judge['interpretation']})" if score is not None else judge["interpretation"])
+        text = (f"{score} ({judge['interpretation']})" if score is not None
+                else str(judge["interpretation"]))
+        scripted = answer_source(record, judge, f"judge:{judge['name']}") == SCRIPTED
+        properties[f"judge.{judge['name']}"] = text + (" scripted" if scripted else "")
+    for item in record.get("rubric") or []:
+        scripted = answer_source(record, item, f"{PURPOSE_PREFIX}{item['name']}") == SCRIPTED
+        properties[f"rubric.{item['name']}"] = (
+            f"{item['outcome']}{' scripted' if scripted else ''}: {item.get('reason', '')}")
     _properties(case, properties)
     status = str(record["status"])
     if status == "passed":
@@ -87,6 +99,25 @@ def _testcase(suite: ET.Element, record: dict[str, Any]) -> None:
     element = ET.SubElement(case, kind, type=status, message=_clean(prefix + message))
     lines = [f"[{v['outcome']}] {v['assertion']}: {v['reason']}" for v in record.get("verdicts") or []]
     element.text = _clean("\n".join(lines) if lines else record.get("message", ""))
+
+
+def _grade_properties(suite: ET.Element, records: list[dict[str, Any]]) -> None:
+    """Judge and rubric totals of an agent's suite, inconclusive counts included: properties
+    only, never a failure (neither may gate)."""
+    values: dict[str, Any] = {}
+    _, cells = judge_cells({**r, "tenant": "", "type": ""} for r in records)
+    for row in cells.values():
+        for name, cell in row.items():
+            for field, value in cell.to_json().items():
+                values[f"judge.{name}.{field}"] = value
+    for row in rubric_rows(records, ("agent",)):
+        for field in ("pass", "fail", "inconclusive", "not_evaluated", "scripted", "pass_rate"):
+            values[f"rubric.{row['name']}.{field}"] = row[field]
+    if values:
+        container = suite.find("properties")
+        for name, value in values.items():
+            if value is not None and container is not None:
+                ET.SubElement(container, "property", name=name, value=_clean(value))
 
 
 def _properties(parent: ET.Element, values: dict[str, Any]) -> None:

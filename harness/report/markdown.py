@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from harness.report.grades import provenance_line, rubric_failures
 from harness.report.model import (
     RunView,
     blocking_line,
@@ -21,6 +22,7 @@ from harness.report.terminal import (
     format_value,
     judges_table,
     metrics_table,
+    rubric_table,
     verdict_text,
 )
 
@@ -45,7 +47,25 @@ def render_markdown(view: RunView) -> str:
     judges = judges_table(view, "github")
     if judges:
         parts += ["### Judge scores (mean 1-5)", "", "Reported only: judge scores never change "
-                  "the exit code.", "", judges, ""]
+                  "the exit code. Each cell counts the judges that answered without a readable "
+                  "score (inconclusive) and those that gave no answer (not evaluated); a mean "
+                  "marked scripted comes from fixed answers of a script, not from a model.", "",
+                  judges, ""]
+    rubric = rubric_table(view, "github")
+    if rubric:
+        parts += ["### Rubric (pass rate per rule)", "", "Reported only: rubric outcomes never "
+                  "change the exit code. Pass rate = pass / (pass + fail); inconclusive answers "
+                  "are counted apart, never as a pass.", "",
+                  rubric_table(view, "github", by=("agent",)), "",
+                  "<details><summary>By agent, tenant and test type</summary>", "", rubric, "",
+                  "</details>", ""]
+    graded = rubric_failures(view.records)
+    if graded:
+        parts += [f"<details><summary>{len(graded)} rubric outcome(s) failed or inconclusive"
+                  "</summary>", "", *(f"- {_inline(line)}" for line in graded), "", "</details>", ""]
+    provenance = provenance_line(view.records)
+    if provenance:
+        parts += [f"_{_inline(provenance)}_", ""]
     warnings = judge_warnings(view.records)
     if warnings:
         parts += [f"<details><summary>{len(warnings)} judge score(s) not evaluated</summary>", "",

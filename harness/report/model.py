@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.provenance import answer_source
 from harness.results import (
     BLOCKING_TYPES,
     IterationResult,
@@ -79,9 +80,12 @@ def summary_record(result: IterationResult) -> dict[str, Any]:
         "name": scenario.name, "type": scenario.type, "iteration": result.iteration,
         "status": result.status, "message": result.message,
     }
-    if result.judges:
+    if result.judges or result.rubric:
         full = validation_record(result)
         record["judges"], record["warnings"] = full["judges"], full["warnings"]
+        record["rubric"] = full["rubric"]
+    if result.answer_source:
+        record["answer_source"] = result.answer_source
     return record
 
 
@@ -160,7 +164,8 @@ def judge_overall(view: RunView) -> dict[str, dict[str, Any]]:
     stored = view.run.get("judges")
     if isinstance(stored, dict):
         return stored
-    return judge_means((j["name"], j.get("score"), str(j.get("interpretation", "")))
+    return judge_means((j["name"], j.get("score"), str(j.get("interpretation", "")),
+                        answer_source(r, j, f"judge:{j['name']}"))
                        for r in view.records for j in r.get("judges") or [])
 
 
@@ -187,6 +192,7 @@ def tests(view: RunView) -> list[dict[str, Any]]:
         "status": r["status"],
         "blocking": is_blocking(r),
         "judges": r.get("judges") or [],
+        "rubric": r.get("rubric") or [],
         "transcript_path": r.get("transcript_path"),
         "transcript_line": r.get("transcript_line"),
     } for r in view.records]

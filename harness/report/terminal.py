@@ -7,13 +7,21 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.report.grades import (
+    FAILURES_SHOWN,
+    GROUP,
+    judge_cell_text,
+    judge_cells,
+    provenance_line,
+    rubric_failures,
+    rubric_table_rows,
+)
 from harness.report.model import (
     COLUMNS,
     Row,
     RunView,
     blocking_line,
     is_blocking,
-    judge_table,
     judge_warnings,
     metric_rows,
     rows,
@@ -56,12 +64,20 @@ def metrics_table(view: RunView, tablefmt: str = "simple") -> str:
 
 
 def judges_table(view: RunView, tablefmt: str = "simple") -> str:
-    """Mean judge score per agent x tenant x type (empty when no scenario has judges)."""
-    names, table = judge_table(view.records)
+    """Mean judge score per agent x tenant x type, each cell with its inconclusive and not
+    evaluated counts and a ``scripted`` label (empty when no scenario has judges)."""
+    names, cells = judge_cells(view.records)
     if not names:
         return ""
-    return tabulate(table, headers=["agent", "tenant", "type", *names], tablefmt=tablefmt,
-                    floatfmt=".2f", missingval="-")
+    body = [[*key, *(judge_cell_text(row.get(n)) for n in names)] for key, row in cells.items()]
+    return tabulate(body, headers=["agent", "tenant", "type", *names], tablefmt=tablefmt,
+                    disable_numparse=True)
+
+
+def rubric_table(view: RunView, tablefmt: str = "simple", by: tuple[str, ...] = GROUP) -> str:
+    """Rubric outcomes per group and rule (empty when no rubric item was graded)."""
+    headers, body = rubric_table_rows(view.records, by)
+    return tabulate(body, headers=headers, tablefmt=tablefmt, disable_numparse=True) if body else ""
 
 
 def format_value(value: Any) -> str:
@@ -114,9 +130,22 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
         for title, table in (("metrics (deterministic; a gated miss fails the run)",
                               metrics_table(view)),
                              ("judge scores, mean 1-5 (reported only, never gating)",
-                              judges_table(view))):
+                              judges_table(view)),
+                             ("rubric, pass rate per rule (reported only, never gating; by "
+                              "tenant and type in the md, json and html reports)",
+                              rubric_table(view, by=("agent",)))):
             if table:
                 parts.append(f"\n{title}:\n{table}")
+        graded = rubric_failures(records)
+        if graded:
+            parts.append(f"\n{len(graded)} rubric outcome(s) failed or inconclusive "
+                         "(reported only; the exit code is unaffected):")
+            parts.extend("  " + line[:200] for line in graded[:FAILURES_SHOWN])
+            if len(graded) > FAILURES_SHOWN:
+                parts.append(f"  ... and {len(graded) - FAILURES_SHOWN} more in the records")
+        provenance = provenance_line(records)
+        if provenance:
+            parts.append("\n" + provenance)
     missed = [m for m in metric_rows(view) if m.get("gate") and m.get("status") == "missed"]
     for metric in missed:
         parts.append(f"\ngated metric {metric['agent']}/{metric['name']} = "

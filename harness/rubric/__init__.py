@@ -1,0 +1,22 @@
+"""Rubric items: named rules (``{name, rule}``) the judge model grades pass or fail, with a reason.
+
+Where a hard assertion cannot decide a rule (options that push toward one
+answer, a refusal that explains its trigger, a question that is not
+self-contained), a rubric item states it in words and the agent's judge model
+grades it. Like judge scores, rubric outcomes are reported and trended per rule
+and NEVER change the exit code: a judge is a model, and a model's opinion must
+not gate a merge. An answer that cannot be read as pass or fail is
+``inconclusive``, never a pass.
+
+Items are declared in ``agent.yaml``, ``tenant.yaml`` or a scenario file
+(``rubric:``); a more specific file's item replaces one of the same name.
+``when`` restricts an item to the iterations it is about (test types, tags,
+expected or actual decision, tools called), so no call is paid for a rule that
+cannot apply.
+"""
+
+from harness.rubric.grade import PURPOSE_PREFIX, grade_rubric
+from harness.rubric.items import check_rubric, merge_rubric
+from harness.rubric.parse import parse_verdict
+
+__all__ = ["PURPOSE_PREFIX", "check_rubric", "grade_rubric", "merge_rubric", "parse_verdict"]
