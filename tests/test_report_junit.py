@@ -29,7 +29,7 @@ def test_junit_has_one_testcase_per_scenario_iteration(project: Project) -> None
     props = {p.get("name"): p.get("value") for p in inject.iter("property")}
     assert props["agent"] == "helper" and props["tenant"] == "globex"
     assert props["type"] == "adversarial" and props["test_id"] == "tc_adv_003"
-    assert props["judge.relevance"] == "4 (good)"
+    assert props["judge.relevance"] == "4 (good) scripted"  # its judge answer came from the script
     failure = inject.find("failure")
     assert failure is not None and failure.get("type") == "rejected"
     assert failure.get("message", "").startswith("BLOCKING (negative/adversarial reject): decides")
