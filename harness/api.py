@@ -31,6 +31,8 @@ from harness.results import IterationResult, ResultWriter, RunSummary, new_run_i
 from harness.scoring import metric_values, score_iteration
 
 if TYPE_CHECKING:
+    from harness.refresh.batch import BatchQueue, BatchRecorder
+    from harness.refresh.interrupt import RunInterrupted
     from harness.refresh.journal import Journal
     from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
@@ -56,6 +58,14 @@ class RunOptions:
     """Scenario iterations recorded in parallel (recording modes; offline runs are serial)."""
     max_calls: int | None = None
     """Refuse (exit 2) a paid run whose plan may need more calls than this; never cut one short."""
+    resume: bool = False
+    """Reuse answers an earlier run journaled (and collect its batches) instead of paying again."""
+    batch: bool = False
+    """Pay through the providers' batch APIs, in rounds (:mod:`harness.refresh.batch`)."""
+    batch_poll_s: float = 30.0
+    """Seconds between two polls of a batch."""
+    batch_retry_errors: bool = False
+    """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
 
 
 class EvalSession:
@@ -88,12 +98,14 @@ class EvalSession:
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
         self.ledger = Ledger()
         """What this run has paid for, live (recording runs; the progress line reads it)."""
+        run_id = run_id or new_run_id(datetime.now(UTC))
+        _check_recording_options(self.options)
         self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock,
-                                       self.ledger)
+                                       self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
-        self.summary = RunSummary(run_id=run_id or new_run_id(datetime.now(UTC)),
+        self.summary = RunSummary(run_id=run_id,
                                   started=clock(), results_dir=config.results)
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
@@ -165,6 +177,28 @@ class EvalSession:
         self.write_run_file()
         return self.summary
 
+    def note_journal(self, note: Callable[[str], None]) -> None:
+        """Say so when an earlier run's journaled answers are left unused (no ``--resume``)."""
+        journal = self._clients.journal
+        if journal is not None and (earlier := journal.earlier_answers()):
+            note(f"note: {earlier} answer(s) journaled by an earlier run are not reused: a refresh "
+                 "pays for fresh answers (--resume reuses them without paying)")
+
+    def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
+        """The recorder a ``--batch`` run submits its rounds through."""
+        return self._clients.batch_recorder(note)
+
+    def interrupted(self) -> RunInterrupted:
+        """After Ctrl-C: keep everything paid for (the journal is not forgotten), say what resumes."""
+        from harness.refresh.interrupt import interrupted
+
+        journal = self._clients.journal
+        pending = len(journal.pending_batches()) if journal is not None else 0
+        folder = self.config.relative(journal.directory) if journal is not None else None
+        written = sum(client.written for client in self._clients.clients())
+        self._clients.settle(complete=False)
+        return interrupted(written=written, journal=folder, pending_batches=pending)
+
 
 def run_evals(
     config: HarnessConfig,
@@ -175,6 +209,7 @@ def run_evals(
     clock: Callable[[], datetime] = utc_now,
     progress: Progress | None = None,
     on_plan: Callable[[CallPlan], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run the selected scenarios and return the summary; records go to ``config.results``.
 
@@ -184,9 +219,23 @@ def run_evals(
 
     A recording run calls up to ``options.concurrency`` iterations at once;
     results and ``on_result`` calls still come in plan order. ``progress``
-    (recording runs) is advanced as iterations finish.
+    (recording runs) is advanced as iterations finish; ``on_note`` gets the
+    lines a person recording should read (batch rounds, journal answers not
+    reused). An interrupt (Ctrl-C) of a recording run raises
+    :class:`~harness.refresh.interrupt.RunInterrupted` saying what was kept.
     """
     session = EvalSession(config, options, dataset=dataset, clock=clock)
+    try:
+        return _run_session(session, on_result, progress, on_note or (lambda text: None), on_plan)
+    except KeyboardInterrupt:
+        if session.options.mode == "offline":
+            raise
+        raise session.interrupted() from None
+
+
+def _run_session(session: EvalSession, on_result: Callable[[IterationResult], None] | None,
+                 progress: Progress | None, on_note: Callable[[str], None],
+                 on_plan: Callable[[CallPlan], None] | None = None) -> RunSummary:
     plan = session.plan()
     if session.options.mode != "offline" and (on_plan is not None
                                               or session.options.max_calls is not None):
@@ -195,10 +244,20 @@ def run_evals(
             on_plan(call_plan)
         call_plan.check_budget(session.options.max_calls)  # before any call
     session.ledger.planned(len(plan))
+    session.note_journal(on_note)
     if progress is not None:
         progress.start(len(plan), session.ledger)
     workers = min(session.options.concurrency, len(plan))
-    if session.options.mode == "offline" or workers <= 1:
+    if session.options.batch:
+        from harness.refresh.batch import run_batched
+
+        recorder = session.batch_recorder(on_note)
+        for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
+                                  advance=progress.advance if progress is not None else None):
+            session.summary.results.append(result.slim())
+            if on_result is not None:
+                on_result(result)
+    elif session.options.mode == "offline" or workers <= 1:
         for scenario, iteration in plan:
             result = session.run_one(scenario, iteration)
             if progress is not None:
@@ -294,6 +353,17 @@ def _replace(result: IterationResult, status: Status, message: str) -> Iteration
     return replace(result, status=status, message=message)
 
 
+def _check_recording_options(options: RunOptions) -> None:
+    """``--resume`` and ``--batch`` only mean something for a paid recording run."""
+    paid = options.mode != "offline" and not options.scripted
+    for flag, used in (("--resume", options.resume), ("--batch", options.batch)):
+        if used and not paid:
+            raise ConfigError(f"{flag} applies only to a paid recording run (--refresh-cache or "
+                              "--record-missing, without --scripted)")
+    if options.batch and options.batch_poll_s <= 0:
+        raise ConfigError(f"--batch-poll must be positive, got {options.batch_poll_s:g}")
+
+
 def _check_iteration_override(
     config: HarnessConfig, scenarios: list[Scenario], iterations: int | None
 ) -> None:
@@ -326,7 +396,8 @@ class _ClientFactory:
     """
 
     def __init__(self, config: HarnessConfig, dataset: Dataset, store: CacheStore,
-                 options: RunOptions, clock: Callable[[], datetime], ledger: Ledger) -> None:
+                 options: RunOptions, clock: Callable[[], datetime], ledger: Ledger,
+                 run_id: str = "") -> None:
         self.config = config
         self.ledger = ledger
         self.dataset = dataset
@@ -338,6 +409,17 @@ class _ClientFactory:
         self._paid = options.mode != "offline" and not options.scripted
         self._journal: Journal | None = None
         self._limiters: dict[str, RateLimiter] = {}
+        self.run_id = run_id
+        self._batch_queue: BatchQueue | None = None
+
+    @property
+    def journal(self) -> Journal | None:
+        """The journal of a paid recording run (opened by :meth:`prepare`), else None."""
+        return self._journal
+
+    def clients(self) -> list[CachingClient]:
+        with self._lock:
+            return list(self._clients.values())
 
     @property
     def wrote_entries(self) -> bool:
@@ -356,7 +438,7 @@ class _ClientFactory:
                                        refresh=self.options.mode == "refresh", clock=self.clock,
                                        journal=self._journal_of() if self._paid else None,
                                        ledger=self.ledger if self.options.mode != "offline"
-                                       else None)
+                                       else None, rounds=self.options.batch)
                 self._clients[agent.name] = client
             return client
 
@@ -378,8 +460,34 @@ class _ClientFactory:
         from harness.refresh.journal import Journal
 
         if self._journal is None:
-            self._journal = Journal(journal_dir(self.config.results))
+            journal = Journal(journal_dir(self.config.results), run=self.run_id,
+                              resume=self.options.resume)
+            if not self.options.resume:
+                from harness.refresh.batch import refuse_pending
+
+                try:
+                    refuse_pending(journal)
+                except HarnessError:
+                    journal.close()
+                    raise
+            self._journal = journal
         return self._journal
+
+    def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
+        from harness.refresh.batch import BatchRecorder
+
+        assert self._batch_queue is not None, "batch_recorder() of a run without --batch"
+        agents = self.dataset.agents
+
+        def resolve(agent: str, provider: str) -> ChatClient:
+            if agent not in agents:
+                raise ConfigError(f"a journaled batch belongs to agent {agent}, which no longer "
+                                  f"exists: restore it, or delete {journal_dir_of(self.config)} "
+                                  "to give up the batch's answers")
+            return self._provider(agents[agent], provider)
+
+        return BatchRecorder(self._journal_of(), self._batch_queue, resolve,
+                             poll_s=self.options.batch_poll_s, note=note)
 
     def _provider(self, agent: Agent, name: str | None = None) -> ChatClient:
         from harness.credentials import resolve_credentials
@@ -426,4 +534,19 @@ class _ClientFactory:
         judge_provider = agent.judge.get("provider")
         if isinstance(judge_provider, str) and judge_provider:
             client.prepare(judge_provider)  # the default judge's key is checked up front too
+        if self.options.batch:
+            from harness.refresh.batch import BatchQueue, DeferringClient, batch_api
+
+            batch_api(client.prepare(agent.provider))  # a provider without a batch API fails now
+            if self._batch_queue is None:
+                self._batch_queue = BatchQueue()
+            return DeferringClient(client, agent.name, self._batch_queue, prepare=client.prepare,
+                                   retry_errors=self.options.batch_retry_errors)
         return client
+
+
+def journal_dir_of(config: HarnessConfig) -> str:
+    """The journal folder of a project, relative to its root, for messages."""
+    from harness.refresh import journal_dir
+
+    return config.relative(journal_dir(config.results))

@@ -48,6 +48,16 @@ def build_parser() -> argparse.ArgumentParser:
                      "calls; a run is never cut short")
     run.add_argument("--progress-interval", type=float, default=10.0, metavar="SECONDS",
                      help="seconds between progress lines of a recording run (default 10)")
+    run.add_argument("--resume", action="store_true",
+                     help="with --refresh-cache/--record-missing: reuse the answers an earlier "
+                     "interrupted or failed run paid for (and collect its batches) instead of paying again")
+    run.add_argument("--batch", action="store_true",
+                     help="with --refresh-cache/--record-missing: pay through the provider's batch "
+                     "API (half price, answers within 24 h), in rounds; see docs/batch.md")
+    run.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
+                     help="with --batch: seconds between two polls of a batch (default 30)")
+    run.add_argument("--batch-retry-errors", action="store_true",
+                     help="with --batch: pay synchronously for requests the batch answered with an error")
     run.add_argument("--quiet", "-q", action="store_true", help="print only failures and totals")
     run.add_argument("--report", action="append", default=[], metavar="FORMAT[:PATH]",
                      help="also write a report: md, json, junit, html or terminal (repeatable; "
@@ -138,6 +148,8 @@ def _run(args: argparse.Namespace) -> int:
         scripted=args.scripted,
         concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
         max_calls=args.max_calls,
+        resume=args.resume, batch=args.batch, batch_poll_s=args.batch_poll,
+        batch_retry_errors=args.batch_retry_errors,
     )
     if args.dry_run:
         from harness.api import plan_run
@@ -153,7 +165,8 @@ def _run(args: argparse.Namespace) -> int:
                             interval_s=args.progress_interval)
     reports = [parse_report_option(value) for value in args.report]
     summary = run_evals(config, options, progress=progress,
-                        on_plan=lambda plan: print(plan.render(), file=sys.stderr, flush=True))
+                        on_plan=lambda plan: print(plan.render(), file=sys.stderr, flush=True),
+                        on_note=lambda text: print(text, file=sys.stderr, flush=True))
     print(render_summary(summary, quiet=args.quiet))
     _write_run_reports(config.results, summary.run_id, summary.results_dir, reports)
     from harness.report.github import publish_run

@@ -13,10 +13,11 @@ from dataclasses import replace
 from typing import Any
 
 from harness.clients.caching import BoundClient
-from harness.entities import Agent, AgentOutput, JsonObject
+from harness.entities import Agent, AgentOutput, JsonObject, JudgeScore
 from harness.judges import evaluate_judges, not_evaluated
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.provenance import sources_by_purpose
+from harness.refresh.deferral import CallDeferred
 from harness.results import IterationResult
 from harness.rubric import PURPOSE_PREFIX, grade_rubric
 
@@ -25,13 +26,23 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
                     output: AgentOutput | None, client: BoundClient) -> IterationResult:
     """The result with judges, decisions, metric samples, environment and transcript added."""
     scenario = result.scenario
+    deferred: CallDeferred | None = None  # --batch: judges and rubric items go in one round
+    judges: tuple[JudgeScore, ...] = ()
     if output is None:
         judges = not_evaluated(scenario, "the agent produced no output to judge")
     else:
-        judges = evaluate_judges(scenario, request, output, client)
+        try:
+            judges = evaluate_judges(scenario, request, output, client)
+        except CallDeferred as exc:
+            deferred = exc
     expected = expected_decision(scenario, agent.decision_path)
     actual = actual_decision(output, agent.decision_path) if agent.output == "json" else None
-    rubric = grade_rubric(scenario, request, output, client, expected=expected, actual=actual)
+    try:
+        rubric = grade_rubric(scenario, request, output, client, expected=expected, actual=actual)
+    except CallDeferred as exc:
+        deferred = exc
+    if deferred is not None:
+        raise deferred
     sources = sources_by_purpose(client.calls)
     if any(sources.values()):  # provenance known: say where every judge answer came from
         judges = tuple(replace(j, source=sources.get(f"judge:{j.name}", "")) for j in judges)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -14,7 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from provider_server import TEST_KEY, ProviderServer, Received, Reply, default_answer, point_agent
+from provider_server import (
+    TEST_KEY,
+    ProviderServer,
+    Received,
+    Reply,
+    default_answer,
+    openai_answer,
+    point_agent,
+)
 
 from conftest import REPO_ROOT, Project
 from harness.cache.store import CacheStore, utc_now
@@ -76,7 +85,7 @@ def wait_for(condition: object, timeout_s: float = 15.0) -> None:
         time.sleep(0.01)
 
 
-def test_sigkill_mid_refresh_then_the_same_command_pays_only_for_the_calls_not_made(
+def test_sigkill_mid_refresh_then_resume_pays_only_for_the_calls_not_made(
     project: Project, server: ProviderServer
 ) -> None:
     scenarios(project, server, 6)
@@ -109,7 +118,7 @@ def test_sigkill_mid_refresh_then_the_same_command_pays_only_for_the_calls_not_m
     assert verified_entries(project) == answered_before_kill and temporaries(project) == []
 
     server.answer = default_answer
-    rerun = cli(project, "run", "--refresh-cache", "--concurrency", "2")
+    rerun = cli(project, "run", "--refresh-cache", "--resume", "--concurrency", "2")
     out, err = rerun.communicate(timeout=30)
     assert rerun.returncode == 0, out + err
     assert "paid 3 (3 answered), journal 3, cache 0" in err
@@ -144,7 +153,7 @@ def test_sigkill_between_journal_and_entry_leaves_no_torn_entry_and_no_second_pa
     assert process.returncode == -signal.SIGKILL
     assert len(server.requests) == 2
     assert verified_entries(project) == 1 and len(temporaries(project)) == 1
-    outcome = project.run("run", "--refresh-cache")
+    outcome = project.run("run", "--refresh-cache", "--resume")
     assert outcome.code == 0, outcome.out
     assert "paid 1 (1 answered), journal 2, cache 0" in outcome.err
     assert len(server.requests) == 3
@@ -152,18 +161,67 @@ def test_sigkill_between_journal_and_entry_leaves_no_torn_entry_and_no_second_pa
     assert project.run("run").code == 0
 
 
-def test_after_failed_calls_a_re_run_pays_only_for_those(project: Project, server: ProviderServer) -> None:
+def test_after_failed_calls_resume_pays_only_for_those(project: Project, server: ProviderServer) -> None:
     scenarios(project, server, 3)
     server.answer = lambda r: (Reply(500, "down") if "s1" in json.dumps(r.body) else default_answer(r))
     first = project.run("run", "--refresh-cache")
     assert first.code == 1 and "[error] helper/acme/s1" in first.out
     server.answer = default_answer
-    second = project.run("run", "--refresh-cache")
+    second = project.run("run", "--refresh-cache", "--resume")
     assert second.code == 0, second.out
     assert "paid 1 (1 answered), journal 2, cache 0" in second.err
     assert len(server.requests) == 4  # s0, s1 (failed), s2, then s1 again: nothing paid twice
     third = project.run("run", "--refresh-cache")  # the complete run forgot: a new refresh pays
     assert "paid 3 (3 answered), journal 0" in third.err
+
+
+def test_refresh_means_fresh_an_earlier_runs_journal_answers_are_not_reused_without_resume(
+    project: Project, server: ProviderServer
+) -> None:
+    """An earlier run that ended with errors left answers; a plain refresh pays again for all."""
+    scenarios(project, server, 3)
+    server.answer = lambda r: (Reply(500, "down") if "s1" in json.dumps(r.body) else default_answer(r))
+    assert project.run("run", "--refresh-cache").code == 1
+    assert journal_answers(project) == 2  # s0 and s2 stay journaled: the run was not complete
+    server.answer = lambda r: Reply(body=openai_answer({"answer": "yes", "fresh": True}))
+    second = project.run("run", "--refresh-cache")
+    assert second.code == 0, second.out
+    assert "paid 3 (3 answered), journal 0, cache 0" in second.err
+    assert "2 answer(s) journaled by an earlier run are not reused" in second.err
+    assert len(server.requests) == 3 + 3
+    for name in ("s0", "s1", "s2"):  # every entry holds the fresh answer, not the journaled one
+        (payload,) = project.cache.glob(f"cache/helper/acme/{name}/0/*/contents.data")
+        assert json.loads(json.loads(payload.read_text())["content"])["fresh"] is True
+    assert journal_answers(project) == 0
+
+
+def test_record_missing_follows_the_same_rule(project: Project, server: ProviderServer) -> None:
+    """--record-missing reuses an earlier run's journal answer only with --resume, like a refresh."""
+    scenarios(project, server, 2)
+    server.answer = lambda r: (Reply(500, "down") if "s1" in json.dumps(r.body) else default_answer(r))
+    assert project.run("run", "--refresh-cache").code == 1
+    for entry in project.cache.glob("cache/helper/acme/s0/*"):
+        shutil.rmtree(entry)  # s0 misses now, and its answer is still journaled
+    server.answer = default_answer
+    plain = project.run("run", "--record-missing")
+    assert plain.code == 0 and "paid 2 (2 answered), journal 0, cache 0" in plain.err
+    server.answer = lambda r: (Reply(500, "down") if "s1" in json.dumps(r.body) else default_answer(r))
+    assert project.run("run", "--refresh-cache").code == 1
+    for entry in project.cache.glob("cache/helper/acme/s0/*"):
+        shutil.rmtree(entry)
+    server.answer = default_answer
+    before = len(server.requests)
+    resumed = project.run("run", "--record-missing", "--resume")
+    assert resumed.code == 0 and "paid 0 (0 answered), journal 1, cache 1" in resumed.err
+    assert len(server.requests) == before  # s0 from the journal, s1 kept its earlier entry
+
+
+def journal_answers(project: Project) -> int:
+    journal = Journal(journal_dir(project.results))
+    try:
+        return len(journal)
+    finally:
+        journal.close()
 
 
 def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
@@ -181,7 +239,7 @@ def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
 
 
 def test_a_live_claim_makes_another_process_wait_then_reuse_the_answer(tmp_path: Path) -> None:
-    first, second = Journal(tmp_path / "j"), Journal(tmp_path / "j")
+    first, second = Journal(tmp_path / "j", run="r1"), Journal(tmp_path / "j", run="r1")
     call = ChatCall("a/b/c", 0, "openai", "m", {"messages": []})
     order: list[str] = []
 

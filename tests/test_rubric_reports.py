@@ -9,9 +9,14 @@ plain JSON lines, and that is the input every report reads.
 from __future__ import annotations
 
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
+
+import pytest
+from test_report_html_browser import CHROMIUM, browse, text_of
 
 from conftest import Project
 from harness.results import judge_means, rubric_summary
@@ -229,3 +234,30 @@ def test_run_means_leave_scripted_scores_out_of_the_trend() -> None:
     assert rubric == {"a/r": {"rule": "R.", "pass": 1, "fail": 1, "inconclusive": 1,
                               "not_evaluated": 0, "scripted": 1, "pass_rate": 0.5,
                               "trend_pass_rate": 0.0}}
+
+
+# -- the HTML report in a real browser --------------------------------------------------------
+
+
+def test_the_browser_renders_rubric_counts_and_labels_without_errors(project: Project,
+                                                                     tmp_path: Path) -> None:
+    if not Path(CHROMIUM).exists() and os.environ.get("HARNESS_REQUIRE_BROWSER") != "1":
+        pytest.skip("chromium is not installed (apt-get install chromium; .ci/run does it)")
+    scripted_run(project)
+    page = tmp_path / "report.html"
+    assert project.run("report", "--format", "html", "--output", str(page)).code == 0
+    dom, console = browse(page, tmp_path / "profile")
+    assert console == [] and 'data-rendered="ok"' in dom
+    judges = dom[dom.index('id="table-judges"'):dom.index('id="table-rubric"')]
+    assert "5.00 scripted, 1 inconclusive" in judges
+    rubric = dom[dom.index('id="table-rubric"'):dom.index('id="table-rubric-trend"')]
+    assert rubric.count("<tr>") == 5  # header + brief and polite for two groups
+    assert "50% scripted" in rubric and ">-<" in rubric  # gamma's polite: inconclusive only
+    assert "provenance: agent answers: 3 scripted" in text_of(dom, "provenance")
+    trend = dom[dom.index('id="chart-trend"'):dom.index('id="table-coverage"')]
+    assert "<circle" not in trend and "scripted answers are left out of trends" in trend
+    rule_trend = dom[dom.index('id="table-rubric-trend"'):dom.index('id="provenance"')]
+    assert "helper/brief" in rule_trend and "2026-01-01T00:00:00" in rule_trend
+    assert "%" not in rule_trend  # every pass rate of that run came from a script
+    view = dom[dom.index('id="transcript"'):]
+    assert "Rubric (reported only)" in view and "brief is fail" in view

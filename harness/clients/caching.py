@@ -39,8 +39,12 @@ if TYPE_CHECKING:
     from harness.refresh.journal import Journal
     from harness.refresh.ledger import Ledger
 
-#: Where an answer came from: the committed cache, a journal left by an interrupted run, the provider.
-Source = Literal["cache", "journal", "provider"]
+#: Where an answer came from: the committed cache, a journal left by an interrupted run, the
+#: provider (one synchronous call), or a provider batch this run created (``--batch``).
+Source = Literal["cache", "journal", "provider", "batch"]
+#: ``obtained`` (records, provenance) of an answer recorded from each source.
+_OBTAINED: dict[str, str] = {"cache": "cache", "journal": "journal", "provider": "paid",
+                             "batch": "batch"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +103,7 @@ class CachingClient:
         clock: Callable[[], datetime] = utc_now,
         journal: Journal | None = None,
         ledger: Ledger | None = None,
+        rounds: bool = False,
     ) -> None:
         self.inner = inner
         self.ledger = ledger
@@ -113,6 +118,11 @@ class CachingClient:
         self.journaled: list[str] = []
         """Keys materialised through the journal (forgotten when the whole run succeeds)."""
         self._lock = threading.Lock()
+        self._rounds = rounds
+        self._materialised: dict[str, Source] = {}
+        """With ``rounds`` (a ``--batch`` run re-runs iterations round after round): keys this
+        client recorded this run, and how; asked again, it reads the entry back and reports the
+        same origin instead of recording it again."""
 
     def complete(self, call: ChatCall) -> ChatResponse:
         """Protocol method: answer from the cache, else from the inner client."""
@@ -129,6 +139,13 @@ class CachingClient:
         now = self._clock()
         started = time.perf_counter()
         absent_reason = ""
+        earlier = self._materialised.get(key) if self._rounds else None
+        if earlier is not None:
+            entry = self.store.read(call, key, now)
+            usage = entry.response.usage if earlier in ("provider", "batch") else Usage()
+            return entry.response, self._record(
+                key, False, started, call, "", earlier, usage, obtained=_OBTAINED[earlier],
+                provenance=entry.provenance)  # its attempts were counted when it was recorded
         if not self.refresh:
             try:
                 entry = self.store.read(call, key, now)
@@ -154,11 +171,12 @@ class CachingClient:
                 if self.ledger is not None:
                     self.ledger.from_cache()
                 return response, self._record(key, True, started, call, provenance=recorded_as)
-            obtained = "paid" if source == "provider" else "journal"
+            obtained = _OBTAINED[source]
         with self._lock:
             self.written += 1
+            self._materialised[key] = source
         recorded = self.store.read(call, key, now).response
-        usage = response.usage if source == "provider" else Usage()
+        usage = response.usage if source in ("provider", "batch") else Usage()
         return recorded, self._record(key, False, started, call, absent_reason, source, usage,
                                       obtained=obtained, receipt=receipt, provenance=recorded_as)
 
@@ -175,6 +193,10 @@ class CachingClient:
             exc.call_record = self._record(  # type: ignore[attr-defined]
                 key, False, started, call, "", "provider", obtained=self._obtained(),
                 receipt=Receipt(attempts=paid, retries=max(paid - 1, 0)), failed=True)
+            raise
+        except BaseException:  # a control-flow signal (a call deferred to a batch), Ctrl-C
+            if self.ledger is not None:
+                self.ledger.call_ended("deferred")
             raise
         if self.ledger is not None:
             self.ledger.call_ended(self._obtained(), input_tokens=response.usage.input_tokens,
@@ -200,17 +222,24 @@ class CachingClient:
                     return entry.response, "cache", None, entry.provenance
                 except EntryAbsent:
                     pass
-            response = journal.get(key)
+            found = journal.lookup(key)
             source: Source = "journal"
             receipt: Receipt | None = None
-            if response is None:
+            if found is not None:
+                response = found.response
+                if found.this_run and found.obtained == "batch":
+                    source = "batch"  # paid for by this run's batch, materialised now
+                if self.ledger is not None:
+                    if source == "batch":
+                        self.ledger.batch_answer(response.usage.input_tokens,
+                                                 response.usage.output_tokens)
+                    else:
+                        self.ledger.journal_reuse()
+            else:
                 response, receipt = self._ask(call, key, started)
                 journal.put(key, call, response)
                 source = "provider"
-            elif self.ledger is not None:
-                self.ledger.journal_reuse()
-            recorded_as = self._provenance(call, "paid" if source == "provider" else "journal",
-                                           response, receipt)
+            recorded_as = self._provenance(call, _OBTAINED[source], response, receipt)
             self.store.sweep_temporaries(call, key)
             self.store.write(call, key, response, now, recorded_as)
             with self._lock:

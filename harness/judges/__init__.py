@@ -26,6 +26,7 @@ from harness.entities import AgentOutput, ChatResponse, JsonObject, JudgeScore, 
 from harness.errors import HarnessError, Problem
 from harness.judges.builtin import BUILTIN
 from harness.judges.parse import NOT_EVALUATED, interpret, parse_score
+from harness.refresh.deferral import CallDeferred
 from harness.validation import read_text
 
 __all__ = ["DEFAULT_OPTIONS", "PLACEHOLDERS", "Evaluator", "JudgeClient", "build_judge_request",
@@ -175,18 +176,24 @@ def evaluate_judges(scenario: Scenario, request: Mapping[str, Any], output: Agen
                     client: JudgeClient) -> tuple[JudgeScore, ...]:
     """One score per judge of the scenario; a failing judge is not_evaluated, never raised."""
     scores = []
+    deferred: BaseException | None = None
     for item in scenario.judge:
         name, provider, model = str(item["name"]), str(item["provider"]), str(item["model"])
         judge_request = build_judge_request(item, scenario, request, output)
         try:
             response = client.complete(judge_request, provider=provider, model=model,
                                        purpose=f"judge:{name}")
+        except CallDeferred as exc:  # --batch: queue every judge of the iteration in one round
+            deferred = exc
+            continue
         except HarnessError as exc:
             scores.append(JudgeScore(name, None, NOT_EVALUATED, "the judge gave no answer",
                                      provider, model, warning=f"judge {name}: {exc}"))
             continue
         score, reason = parse_score(response.content)
         scores.append(JudgeScore(name, score, interpret(score), reason, provider, model))
+    if deferred is not None:
+        raise deferred
     return tuple(scores)
 
 

@@ -319,8 +319,41 @@ class Transport:
             return None
         return self._diagnose(reply.status, reply.body.decode("utf-8", errors="replace"))
 
-    def _send(self, url: str, data: bytes) -> Reply:
-        request = urllib.request.Request(url, data=data, headers=self._headers, method="POST")
+    def request_bytes(self, method: str, path: str, data: bytes | None = None, *,
+                      content_type: str = "application/json", scenario: str = "") -> bytes:
+        """The body of a 2xx reply to any method (the batch APIs: uploads, polls, downloads).
+
+        Same retries, limiter, redaction and error messages as :meth:`post_json`.
+        """
+        url = join_url(self.base_url, path)
+        attempts = max(1, self.policy.max_attempts)
+        for attempt in range(1, attempts + 1):
+            if self._limiter is not None:
+                self._limiter.acquire()
+            wait: float | None = None
+            try:
+                reply = self._send(url, data, method=method, content_type=content_type)
+            except _Transient as exc:
+                problem = str(exc)
+            else:
+                if 200 <= reply.status < 300:
+                    return reply.body
+                problem = f"HTTP {reply.status}: {excerpt(reply.body, self._secrets)}"
+                if not is_retryable(reply.status):
+                    hint = self._hints.get(reply.status, "")
+                    raise self._error(scenario, problem + (f" ({hint})" if hint else ""), attempt)
+                after = parse_retry_after(reply.headers)
+                if after is not None:
+                    wait = min(after, self.policy.retry_after_cap_s)
+            if attempt == attempts:
+                raise self._error(scenario, problem, attempt)
+            self._sleep(wait if wait is not None else self.policy.backoff(attempt, self._rng))
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _send(self, url: str, data: bytes | None, *, method: str = "POST",
+              content_type: str = "application/json") -> Reply:
+        headers = {**self._headers, "Content-Type": content_type}
+        request = urllib.request.Request(url, data=data, headers=headers, method=method)
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:
                 return Reply(response.status, _read(response), _lower(response.headers))

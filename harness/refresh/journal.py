@@ -1,78 +1,164 @@
 """The refresh journal: every paid answer is on disk before it is materialised in the tree.
 
-A recording run asks the journal before it pays: an answer journaled by an
-earlier run that was killed (or that ended with failed calls) is materialised
-again for free. The order for a paid call is: claim the key (a cross-process
-lock, so two processes never pay for one call), call the provider, journal
-the answer (one SQLite transaction: it survives SIGKILL), then write the entry
-atomically. A run whose every call was answered forgets the keys it used, so
-the next ``--refresh-cache`` pays for fresh answers; entries of an unfinished
-run expire after :data:`JOURNAL_TTL_S`.
+The order for a paid call is: claim the key (a cross-process lock, so two
+processes never pay for one call), call the provider, journal the answer (one
+SQLite transaction: it survives SIGKILL), then write the entry atomically. A
+run whose every call was answered forgets the keys it used.
 
-Values are JSON text (never pickles) holding the response and where it
-belongs; no request header, key or URL is ever journaled.
+Refresh means fresh: each answer is journaled with the id of the run that paid
+for it, and a run reuses only its own answers (pytest-xdist workers share one
+run id) unless it was started with ``resume=True`` (``--resume``), which
+reuses answers an earlier run paid for (a killed run, or one that ended with
+failed calls) and collects the batches it left pending. Entries of an
+unfinished run expire after :data:`JOURNAL_TTL_S`.
+
+Batch recording journals each batch it creates (its id, the provider, the
+agent and the custom_id -> key map) *before* it waits for the answers, so a
+killed process resumes polling with ``--resume`` instead of paying again.
+
+Values are JSON through :mod:`harness.refresh.jsondisk` (never pickles); no
+request header, key or URL is ever journaled.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import socket
+import sqlite3
 import sys
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-
-import diskcache  # type: ignore[import-untyped]
+from typing import Any, Literal
 
 from harness.cache.store import format_time, response_from_json, response_to_json, utc_now
-from harness.entities import ChatCall, ChatResponse
+from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import ProviderError
+from harness.refresh.jsondisk import ForeignRow, open_state, state_error
 
 #: How long an answer of an unfinished refresh is kept for the re-run (a week).
 JOURNAL_TTL_S = 7 * 24 * 3600
 #: A claim left by a process on another host (whose liveness cannot be checked) lapses after this.
 CLAIM_TTL_S = 3600.0
 _POLL_S = 0.02
+#: How an answer was paid for: one synchronous call, or one request of a provider batch.
+Obtained = Literal["paid", "batch"]
+#: What deleting the journal folder costs, for the fix in its error messages.
+CONSEQUENCE = ("it only holds answers of unfinished runs and the ids of pending batches: "
+               "those calls are paid again by the next recording run")
+
+
+@dataclass(frozen=True)
+class JournaledAnswer:
+    """An answer found in the journal, and whether this run paid for it."""
+
+    response: ChatResponse
+    obtained: Obtained
+    this_run: bool
 
 
 class Journal:
     """A diskcache of paid answers keyed by full cache key, shared by every process of a project."""
 
-    def __init__(self, directory: Path, *, ttl_s: float = JOURNAL_TTL_S) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+    def __init__(self, directory: Path, *, run: str = "", resume: bool = False,
+                 ttl_s: float = JOURNAL_TTL_S) -> None:
         self.directory = directory
+        self.run = run
+        self.resume = resume
         self._ttl_s = ttl_s
-        self._cache = diskcache.Cache(str(directory), eviction_policy="none", timeout=60)
+        self._cache = open_state(directory, "journal", CONSEQUENCE)
         self._host = socket.gethostname()
 
-    def get(self, key: str) -> ChatResponse | None:
-        """The journaled answer of ``key``, if an earlier paid call left one."""
-        raw = self._cache.get(f"answer:{key}", retry=True)
-        if not isinstance(raw, str):
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        """A database that turns unreadable mid-run is a named error, not a traceback."""
+        try:
+            yield
+        except (ForeignRow, sqlite3.DatabaseError) as exc:
+            raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
+
+    def lookup(self, key: str) -> JournaledAnswer | None:
+        """The journaled answer of ``key`` this run may reuse: its own, or any with ``resume``."""
+        with self._guard():
+            raw = self._cache.get(f"answer:{key}", retry=True)
+        if not isinstance(raw, dict):
+            return None
+        this_run = raw.get("run") == self.run and bool(self.run)
+        if not (this_run or self.resume):
             return None
         try:
-            return response_from_json(json.loads(raw)["response"])
+            response = response_from_json(raw["response"])
         except (ValueError, KeyError, TypeError):
             return None
+        obtained: Obtained = "batch" if raw.get("obtained") == "batch" else "paid"
+        return JournaledAnswer(response, obtained, this_run)
 
-    def put(self, key: str, call: ChatCall, response: ChatResponse) -> None:
-        """Journal a paid answer (committed to disk when this returns)."""
-        value = json.dumps({"scenario": call.scenario_id, "iteration": call.iteration,
-                            "provider": call.provider, "model": call.model,
-                            "purpose": call.purpose, "journaled": format_time(utc_now()),
-                            "response": response_to_json(response)}, ensure_ascii=False)
-        self._cache.set(f"answer:{key}", value, expire=self._ttl_s, retry=True)
+    def get(self, key: str) -> ChatResponse | None:
+        """The reusable journaled answer of ``key``, if any (see :meth:`lookup`)."""
+        found = self.lookup(key)
+        return found.response if found is not None else None
+
+    def put(self, key: str, call: ChatCall, response: ChatResponse, *,
+            obtained: Obtained = "paid", run: str | None = None) -> None:
+        """Journal a paid answer (committed to disk when this returns).
+
+        ``run`` is the run that paid for it (default: this one); a batch an
+        earlier run created and this one collects stays that run's.
+        """
+        value = {"run": self.run if run is None else run, "obtained": obtained, "scenario": call.scenario_id,
+                 "iteration": call.iteration, "provider": call.provider, "model": call.model,
+                 "purpose": call.purpose, "journaled": format_time(utc_now()),
+                 "response": response_to_json(response)}
+        with self._guard():
+            self._cache.set(f"answer:{key}", value, expire=self._ttl_s, retry=True)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop answers that a finished run has materialised."""
-        for key in keys:
-            self._cache.delete(f"answer:{key}", retry=True)
+        with self._guard():
+            for key in keys:
+                self._cache.delete(f"answer:{key}", retry=True)
+
+    def earlier_answers(self) -> int:
+        """Answers journaled by other runs that this run will not reuse (it was not resumed)."""
+        if self.resume:
+            return 0
+        with self._guard():
+            return sum(1 for k in self._cache.iterkeys() if str(k).startswith("answer:")
+                       and (v := self._cache.get(k)) is not None
+                       and isinstance(v, dict) and v.get("run") != self.run)
 
     def __len__(self) -> int:
-        return sum(1 for k in self._cache.iterkeys() if str(k).startswith("answer:"))
+        with self._guard():
+            return sum(1 for k in self._cache.iterkeys() if str(k).startswith("answer:"))
+
+    # -- batches -----------------------------------------------------------------------------
+
+    def add_batch(self, record: JsonObject) -> None:
+        """Journal a batch the provider has accepted (before waiting for it): id, route, custom ids."""
+        value = {**record, "run": self.run, "created": format_time(utc_now())}
+        with self._guard():
+            self._cache.set(f"batch:{record['id']}", value, expire=self._ttl_s, retry=True)
+
+    def pending_batches(self) -> list[JsonObject]:
+        """Batches journaled and not yet collected, oldest first (every run's)."""
+        found: list[JsonObject] = []
+        with self._guard():
+            for name in list(self._cache.iterkeys()):
+                if str(name).startswith("batch:"):
+                    value = self._cache.get(name, retry=True)
+                    if isinstance(value, dict):
+                        found.append(value)
+        return sorted(found, key=lambda b: str(b.get("created", "")))
+
+    def finish_batch(self, batch_id: str) -> None:
+        """The batch's answers are journaled (or reported): stop tracking it."""
+        with self._guard():
+            self._cache.delete(f"batch:{batch_id}", retry=True)
+
+    # -- claims ------------------------------------------------------------------------------
 
     @contextmanager
     def claim(self, key: str, *, wait_s: float = CLAIM_TTL_S) -> Iterator[None]:
@@ -84,21 +170,22 @@ class Journal:
         name = f"claim:{key}"
         token = f"{self._host} {os.getpid()} {secrets.token_hex(4)}"
         deadline = time.monotonic() + wait_s
-        while not self._cache.add(name, token, expire=CLAIM_TTL_S, retry=True):
-            holder = self._cache.get(name, retry=True)
-            if isinstance(holder, str) and self._holder_dead(holder):
-                with self._cache.transact(retry=True):
-                    if self._cache.get(name) == holder:
-                        self._cache.delete(name)
-                continue
-            if time.monotonic() > deadline:
-                raise ProviderError(f"another process has been recording this call for "
-                                    f"{wait_s:.0f}s (journal claim {key[:16]}); try again later")
-            time.sleep(_POLL_S)
+        with self._guard():
+            while not self._cache.add(name, token, expire=CLAIM_TTL_S, retry=True):
+                holder = self._cache.get(name, retry=True)
+                if isinstance(holder, str) and self._holder_dead(holder):
+                    with self._cache.transact(retry=True):
+                        if self._cache.get(name) == holder:
+                            self._cache.delete(name)
+                    continue
+                if time.monotonic() > deadline:
+                    raise ProviderError(f"another process has been recording this call for "
+                                        f"{wait_s:.0f}s (journal claim {key[:16]}); try again later")
+                time.sleep(_POLL_S)
         try:
             yield
         finally:
-            with self._cache.transact(retry=True):
+            with self._guard(), self._cache.transact(retry=True):
                 if self._cache.get(name) == token:
                     self._cache.delete(name)
 
@@ -121,3 +208,11 @@ class Journal:
     def close(self) -> None:
         """Close the underlying database handles."""
         self._cache.close()
+
+
+def describe(value: Any) -> str:
+    """A short description of a journaled batch for messages: provider, id, request count."""
+    if not isinstance(value, dict):
+        return "?"
+    count = len(value.get("requests") or {})
+    return f"{value.get('provider', '?')} batch {value.get('id', '?')} ({count} requests)"

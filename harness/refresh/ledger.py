@@ -37,6 +37,8 @@ class Tally:
     failed_calls: int = 0
     """Calls that failed for good (their attempts are in ``paid_attempts``)."""
     from_journal: int = 0
+    from_batch: int = 0
+    """Answers a provider batch of this run paid for (``--batch``, billed per request)."""
     from_cache: int = 0
     scripted: int = 0
     input_tokens: int = 0
@@ -78,7 +80,8 @@ class Ledger:
 
     def call_ended(self, obtained: str | None, *, input_tokens: int = 0, output_tokens: int = 0,
                    retried: bool = False) -> None:
-        """The call answered (``obtained``: paid, scripted, journal) or failed (None)."""
+        """The call answered (``obtained``: paid, scripted, journal), failed (None) or was
+        deferred (``deferred``: to a batch, or interrupted; nothing else is counted)."""
         counts = {"in_flight": -1, "retried_calls": int(retried)}
         if obtained is None:
             counts["failed_calls"] = 1
@@ -93,6 +96,10 @@ class Ledger:
     def from_cache(self) -> None:
         """A call answered by the committed cache (or another process, meanwhile)."""
         self._add(from_cache=1)
+
+    def batch_answer(self, input_tokens: int = 0, output_tokens: int = 0) -> None:
+        """A call answered by this run's batch (materialised from the journal)."""
+        self._add(from_batch=1, input_tokens=input_tokens, output_tokens=output_tokens)
 
     def journal_reuse(self) -> None:
         """A call answered from the journal without going to the provider."""

@@ -135,10 +135,12 @@ class Progress:
         if self.scripted:
             answered = f"scripted {tally.scripted}, cache {tally.from_cache}"
         else:
-            extra = "".join(f", {n} {what}" for n, what in ((tally.retried_calls, "retried"),
+            extra = "".join(f", {n} {what}" for n, what in ((tally.from_batch, "in batches"),
+                                                            (tally.retried_calls, "retried"),
                                                             (tally.failed_calls, "failed"))
                             if n)
-            answered = (f"paid {tally.paid_attempts} ({tally.paid_calls} answered{extra}), "
+            paid = tally.paid_attempts + tally.from_batch  # a batch request is billed once
+            answered = (f"paid {paid} ({tally.paid_calls + tally.from_batch} answered{extra}), "
                         f"journal {tally.from_journal}, cache {tally.from_cache}")
         parts = [
             f"{self.label} {self.done}/{self.total} {percent}",

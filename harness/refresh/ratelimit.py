@@ -5,7 +5,8 @@ diskcache folder. Each request reserves the next free slot in one SQLite
 transaction, a cell-rate (GCRA) scheme with no burst: slots are ``60 / rpm``
 seconds apart, so no window of any length sees more than its share, which is
 also how providers enforce per-minute limits (in sub-minute buckets). The
-caller then sleeps until its slot: no polling, no lost updates. diskcache's own
+caller then sleeps until its slot: no polling, no lost updates. The folder
+holds JSON only (:mod:`harness.refresh.jsondisk`), never a pickle. diskcache's own
 ``throttle`` recipe resets the bucket in every process that starts, so two
 processes together could exceed the limit; this one cannot.
 """
@@ -16,7 +17,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import diskcache  # type: ignore[import-untyped]
+from harness.refresh.jsondisk import open_state
+
+#: What deleting the rate-limit folder costs (nothing: it only holds the next free slot).
+CONSEQUENCE = "it only holds the next free request slot; deleting it is harmless"
 
 #: A reservation further ahead than this means the clock went back: start afresh.
 _MAX_AHEAD_S = 86400.0
@@ -36,10 +40,9 @@ class RateLimiter:
     ) -> None:
         if requests_per_minute <= 0:
             raise ValueError("requests_per_minute must be positive")
-        directory.mkdir(parents=True, exist_ok=True)
         self.interval_s = 60.0 / requests_per_minute
         self._key = f"next-slot:{name}"
-        self._cache = diskcache.Cache(str(directory), eviction_policy="none", timeout=60)
+        self._cache = open_state(directory, "rate limit", CONSEQUENCE)
         self._clock = clock
         self._sleep = sleep
 

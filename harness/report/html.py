@@ -62,6 +62,8 @@ _PAGE = """<!DOCTYPE html>
 <table id="table-judges"></table></section>
 <section><h2>Rubric, pass rate per rule (reported only, never gating)</h2>
 <table id="table-rubric"></table></section>
+<section><h2>Rubric pass rate trend (last runs; scripted answers left out)</h2>
+<table id="table-rubric-trend"></table></section>
 <p id="provenance" class="muted" hidden></p>
 <section class="grid">
 <div class="panel"><h2>Scenarios</h2>

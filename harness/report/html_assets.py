@@ -206,6 +206,20 @@ SCRIPT = """
   } else {
     caption("table-rubric", "no rubric item graded");
   }
+  var ruleKeys = {};
+  data.trend.forEach(function (run) {
+    Object.keys(run.rubric || {}).forEach(function (k) { ruleKeys[k] = true; });
+  });
+  var rules = Object.keys(ruleKeys).sort();
+  if (rules.length) {
+    table("table-rubric-trend", ["rule"].concat(data.trend.map(function (run) {
+            return String(run.started || run.run_id).slice(0, 19); })),
+          rules.map(function (k) {
+            return [k].concat(data.trend.map(function (run) { return pct((run.rubric || {})[k]); }));
+          }), [0].concat(data.trend.map(function () { return 1; })));
+  } else {
+    caption("table-rubric-trend", "no rubric item graded in the last runs");
+  }
   if (data.provenance) {
     var prov = document.getElementById("provenance");
     prov.hidden = false;

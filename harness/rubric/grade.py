@@ -29,6 +29,7 @@ from typing import Any
 from harness.entities import AgentOutput, JsonObject, RubricResult, Scenario
 from harness.errors import HarnessError
 from harness.judges import JudgeClient, build_judge_request
+from harness.refresh.deferral import CallDeferred
 from harness.rubric.parse import parse_verdict
 
 #: Prefix of the ``purpose`` of a rubric call (``rubric:<name>``), as recorded in entry.json.
@@ -88,6 +89,7 @@ def grade_rubric(scenario: Scenario, request: Mapping[str, Any], output: AgentOu
                  ) -> tuple[RubricResult, ...]:
     """One result per applicable item; a judge that cannot answer gives ``not_evaluated``."""
     results = []
+    deferred: CallDeferred | None = None
     for item in scenario.rubric:
         holds = applies(item, scenario, output, expected, actual)
         if holds is False:
@@ -102,11 +104,16 @@ def grade_rubric(scenario: Scenario, request: Mapping[str, Any], output: AgentOu
             response = client.complete(build_rubric_request(item, scenario, request, output),
                                        provider=provider, model=model,
                                        purpose=f"{PURPOSE_PREFIX}{name}")
+        except CallDeferred as exc:  # --batch: queue every item of the iteration in one round
+            deferred = exc
+            continue
         except HarnessError as exc:
             results.append(RubricResult(name, rule, "not_evaluated", "the judge gave no answer",
                                         provider, model, warning=f"rubric {name}: {exc}"))
             continue
         verdict, reason = parse_verdict(response.content)
         results.append(RubricResult(name, rule, verdict or "inconclusive", reason, provider, model))
+    if deferred is not None:
+        raise deferred
     return tuple(results)
 

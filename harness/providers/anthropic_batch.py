@@ -1,0 +1,110 @@
+"""Anthropic Message Batches: create, poll ``processing_status``, read the results JSONL.
+
+Each request is ``{"custom_id", "params"}`` where ``params`` is exactly the body
+a synchronous call sends (:func:`harness.providers.anthropic.to_wire`), and each
+``succeeded`` result's ``message`` is read by the synchronous parser
+(:func:`harness.providers.anthropic.from_wire`), so the entry is byte for byte
+the one a synchronous recording writes. A batch ends (``processing_status:
+ended``) with every request ``succeeded``, ``errored``, ``canceled`` or
+``expired``. The results are read from the batch's own path under the
+configured base URL, never from a ``results_url`` on another host (the key
+would travel with the request).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from harness.entities import ChatCall, ChatResponse
+from harness.errors import ProviderError
+from harness.providers.anthropic import AnthropicProvider, from_wire, to_wire
+from harness.providers.batching import BatchResults, BatchStatus, provider_secrets
+
+
+class AnthropicBatchAPI:
+    """Message batches at the base URL of an Anthropic provider."""
+
+    provider = "anthropic"
+
+    def __init__(self, client: AnthropicProvider) -> None:
+        self.client = client
+        base = client.transport.base_url.rstrip("/")
+        self._root = "messages/batches" if base.endswith("/v1") else "v1/messages/batches"
+        self.http_requests = 0
+
+    def create(self, requests: list[tuple[str, ChatCall]]) -> str:
+        items = []
+        for custom_id, call in requests:
+            params, _ = to_wire(call.request, call.model, scenario=call.scenario_id)
+            items.append({"custom_id": custom_id, "params": params})
+        batch = self._json("POST", self._root, json.dumps({"requests": items},
+                                                          ensure_ascii=False).encode("utf-8"))
+        batch_id = batch.get("id")
+        if not isinstance(batch_id, str) or not batch_id:
+            raise ProviderError(f"{self.client.transport.label}: creating the batch answered no id: {batch}")
+        return batch_id
+
+    def status(self, batch_id: str) -> BatchStatus:
+        batch = self._json("GET", f"{self._root}/{batch_id}")
+        state = str(batch.get("processing_status", ""))
+        raw = batch.get("request_counts")
+        counts = {k: v for k, v in raw.items() if isinstance(v, int)} if isinstance(raw, dict) else {}
+        return BatchStatus(state == "ended", state, counts)
+
+    def results(self, batch_id: str, status: BatchStatus, calls: dict[str, ChatCall]) -> BatchResults:
+        self.http_requests += 1
+        body = self.client.transport.request_bytes("GET", f"{self._root}/{batch_id}/results")
+        label = self.client.transport.label
+        answers: dict[str, ChatResponse] = {}
+        failures: dict[str, str] = {}
+        for raw in body.decode("utf-8", errors="replace").splitlines():
+            try:
+                line = json.loads(raw) if raw.strip() else None
+            except ValueError:
+                continue
+            if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+                continue
+            custom_id = line["custom_id"]
+            call = calls.get(custom_id)
+            raw_result = line.get("result")
+            result: dict[str, Any] = raw_result if isinstance(raw_result, dict) else {}
+            if call is None or custom_id in answers:
+                continue
+            kind = result.get("type")
+            if kind == "succeeded":
+                _, json_tool = to_wire(call.request, call.model, scenario=call.scenario_id)
+                try:
+                    answers[custom_id] = from_wire(result.get("message"), scenario=call.scenario_id,
+                                                   json_tool=json_tool, label=label,
+                                                   secrets=provider_secrets(self.client))
+                except ProviderError as exc:
+                    failures[custom_id] = str(exc)
+            else:
+                failures[custom_id] = f"{call.scenario_id}: {label} batch request {kind or 'failed'}" \
+                    + _error_detail(result.get("error"))
+        for custom_id, call in calls.items():
+            if custom_id not in answers and custom_id not in failures:
+                failures[custom_id] = (f"{call.scenario_id}: {label} batch {batch_id} returned no "
+                                       "result for this request")
+        return BatchResults(answers, failures)
+
+    def _json(self, method: str, path: str, data: bytes | None = None) -> dict[str, Any]:
+        self.http_requests += 1
+        body = self.client.transport.request_bytes(method, path, data)
+        try:
+            value = json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            value = None
+        if not isinstance(value, dict):
+            raise ProviderError(f"{self.client.transport.label}: {method} {path} answered something "
+                                "that is not a JSON object")
+        return value
+
+
+def _error_detail(error: Any) -> str:
+    """``: <type>: <message>`` of an errored result (``{"type": "error", "error": {...}}``)."""
+    inner = error.get("error") if isinstance(error, dict) else None
+    if isinstance(inner, dict):
+        return f": {inner.get('type', 'error')}: {inner.get('message', '')}"
+    return ""

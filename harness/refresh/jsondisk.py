@@ -1,0 +1,122 @@
+"""diskcache without pickle: the storage of the journal and the rate limit.
+
+diskcache's default ``Disk`` pickles any key or value that is not a plain
+string, bytes or number, and unpickles whatever it finds in its database, so
+anyone who can write to the cache folder can run code in the next process that
+opens it (diskcache's published advisory). The harness's refresh state holds
+only JSON, so it is stored through :class:`JsonOnlyDisk`: keys and values are
+JSON (diskcache's ``JSONDisk``, zlib-compressed), and a row in any other form,
+a pickled one above all, is refused with :class:`RefreshStateError` before it
+is decoded. No code path of the harness calls ``pickle.load`` on these folders.
+
+A folder written by an older harness (text rows, no format marker) or a
+database SQLite cannot read is refused the same way, naming the folder and the
+fix (delete it), never with a traceback.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import diskcache  # type: ignore[import-untyped]
+
+from harness.errors import HarnessError
+
+#: Written into every folder this module creates; a folder with rows and without it is an old one.
+FORMAT_KEY = "harness:format"
+FORMAT = "json-1"
+_DB = "cache.db"
+
+
+class RefreshStateError(HarnessError):
+    """The journal or rate-limit folder cannot be read safely; nothing was called or written."""
+
+    code = "eval-refresh-state-unreadable"
+    exit_code = 2
+
+
+class JsonOnlyDisk(diskcache.JSONDisk):  # type: ignore[misc]
+    """``JSONDisk`` that refuses, instead of unpickling, any row it did not write itself."""
+
+    def get(self, key: Any, raw: bool) -> Any:
+        if not raw:  # diskcache stores a pickled key with raw = 0
+            raise ForeignRow("a pickled key")
+        if not isinstance(key, bytes):
+            raise ForeignRow("a key that is not JSON")
+        return super().get(key, raw)
+
+    def fetch(self, mode: int, filename: str | None, value: Any, read: bool) -> Any:
+        if mode != diskcache.core.MODE_RAW and mode != diskcache.core.MODE_BINARY:
+            kind = "a pickled value" if mode == diskcache.core.MODE_PICKLE else "a value that is not JSON"
+            raise ForeignRow(kind)
+        return super().fetch(mode, filename, value, read)
+
+
+class ForeignRow(Exception):
+    """A row this module did not write (raised inside diskcache, translated by :func:`open_state`)."""
+
+
+def open_state(directory: Path, what: str, consequence: str) -> diskcache.Cache:
+    """Open (creating if needed) a refresh-state folder, refusing anything unsafe or unreadable.
+
+    ``what`` names the folder in messages ("journal"); ``consequence`` says what
+    deleting it costs, so the fix the message gives is an informed one.
+    """
+    fix = f"delete the folder {directory} ({consequence})"
+    db = directory / _DB
+    if db.exists():
+        foreign = _foreign_rows(db, what, fix)
+        if foreign:
+            raise RefreshStateError(
+                f"the {what} at {directory} holds {foreign} pickled row(s) written by an older "
+                f"harness or another program; they are never unpickled (that would run code from "
+                f"the folder). Fix: {fix}")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        cache = diskcache.Cache(str(directory), disk=JsonOnlyDisk, eviction_policy="none", timeout=60)
+    except (sqlite3.DatabaseError, OSError) as exc:
+        raise RefreshStateError(f"the {what} at {directory} cannot be opened ({exc}). Fix: {fix}") from None
+    try:
+        marker = cache.get(FORMAT_KEY, retry=True)
+        if marker is None:
+            if len(cache):
+                raise ForeignRow("rows without the format marker")
+            cache.set(FORMAT_KEY, FORMAT, retry=True)
+        elif marker != FORMAT:
+            raise ForeignRow(f"format {marker!r}")
+    except (ForeignRow, sqlite3.DatabaseError, ValueError) as exc:
+        cache.close()
+        raise RefreshStateError(
+            f"the {what} at {directory} was written by another harness version ({exc}); it is "
+            f"not read. Fix: {fix}") from None
+    return cache
+
+
+def state_error(directory: Path, what: str, consequence: str, exc: BaseException) -> RefreshStateError:
+    """The error for a database that turned unreadable after it was opened."""
+    return RefreshStateError(
+        f"the {what} at {directory} became unreadable ({type(exc).__name__}: {exc}). "
+        f"Fix: delete the folder {directory} ({consequence})")
+
+
+def _foreign_rows(db: Path, what: str, fix: str) -> int:
+    """Rows a pickling ``Disk`` wrote (raw key = 0 or pickle mode), read without decoding any."""
+    try:
+        connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=60)
+    except sqlite3.Error as exc:
+        raise RefreshStateError(f"the {what} database {db} cannot be opened ({exc}). Fix: {fix}") from None
+    try:
+        row = connection.execute(
+            "SELECT COUNT(*) FROM Cache WHERE raw = 0 OR mode = ?", (diskcache.core.MODE_PICKLE,)
+        ).fetchone()
+        return int(row[0])
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return 0  # created but never initialised (a process died at once): diskcache sets it up
+        raise RefreshStateError(f"the {what} database {db} is not readable ({exc}). Fix: {fix}") from None
+    except sqlite3.DatabaseError as exc:
+        raise RefreshStateError(f"the {what} database {db} is corrupt ({exc}). Fix: {fix}") from None
+    finally:
+        connection.close()
