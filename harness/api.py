@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from harness.assertions import evaluate, overall
+from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
 from harness.cache.stamp import check_stamp, write_stamp
 from harness.cache.store import CacheStore, utc_now
@@ -22,8 +22,9 @@ from harness.clients.caching import BoundClient, CachingClient
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
 from harness.config import HarnessConfig
+from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
-from harness.entities import Agent, AgentOutput, Scenario, Status
+from harness.entities import Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.refresh.ledger import Ledger
@@ -145,6 +146,7 @@ class EvalSession:
             result, output = _run_iteration(agent, scenario, iteration, request, client,
                                             request_digest(request))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
+            result = _with_counterexamples(agent, scenario, result)  # no model call
             self._writer.write(result)
         finally:
             self.ledger.iteration_done()
@@ -331,26 +333,24 @@ def _run_iteration(
     except HarnessError as exc:
         return IterationResult(scenario, iteration, "error", message=str(exc),
                                calls=tuple(client.calls), request_digest=digest), None
-    verdicts = tuple(evaluate(scenario.expect, output, output_kind=agent.output,
-                              output_schema=agent.output_schema))
+    verdicts = tuple(answer_verdicts(agent, scenario, output))
     calls = tuple(client.calls)
-    base = IterationResult(scenario, iteration, "passed", verdicts, "", calls, output.response, digest)
-    if not verdicts:
-        return _replace(base, "unchecked", "the scenario has no hard assertion (expect is empty): "
-                                           "a scenario that checks nothing cannot pass"), output
-    verdict = overall(verdicts)
-    if verdict == "reject":
-        rejected = [v for v in verdicts if v.outcome == "reject"]
-        return _replace(base, "rejected",
-                        "; ".join(f"{v.assertion}: {v.reason}" for v in rejected)), output
-    if verdict == "not_evaluated":
-        return _replace(base, "unchecked", "no assertion could be evaluated (all not_evaluated): "
-                                           "the scenario checked nothing"), output
-    return base, output
+    status, message = answer_status(scenario, verdicts)
+    return IterationResult(scenario, iteration, status, verdicts, message, calls, output.response,
+                           digest), output
 
 
-def _replace(result: IterationResult, status: Status, message: str) -> IterationResult:
-    return replace(result, status=status, message=message)
+def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult
+                          ) -> IterationResult:
+    """Attach the scenario's counterexample results; a passed iteration whose scenario lets
+    a known-wrong answer through becomes ``toothless`` (no model call is made)."""
+    if not scenario.counterexamples:
+        return result
+    found = check_counterexamples(agent, scenario)
+    message = toothless_message(found)
+    if message and result.status == "passed":
+        return replace(result, status="toothless", message=message, counterexamples=found)
+    return replace(result, counterexamples=found)
 
 
 def _check_recording_options(options: RunOptions) -> None:

@@ -23,6 +23,7 @@ from jsonschema import Draft202012Validator, SchemaError
 from harness.assertions import CheckedItem, check_item
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
+from harness.counterexamples import counterexample_problems
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
@@ -264,6 +265,7 @@ class _Loader:
             decision_path=data.get("decision_path", "decision"),
             max_tool_rounds=data.get("max_tool_rounds", 4),
             entrypoint=self._entrypoint(file, data.get("entrypoint", "")),
+            tool_schema=data.get("tool_schema", True),
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:
@@ -279,8 +281,18 @@ class _Loader:
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
         """``path`` if it stays inside the project root; absolute or escaping paths are refused."""
-        resolved = path.resolve()
-        if through_link(path, self.root):
+        try:
+            resolved = path.resolve()
+            linked = through_link(path, self.root)
+            resolved.is_file()  # a name the file system cannot hold fails here, not in a later read
+        except (OSError, ValueError) as exc:
+            shown = str(path.relative_to(file.parent) if path.is_relative_to(file.parent) else path)
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            self.problems.append(Problem(
+                file, field, f"'{shown[:80]}{'...' if len(shown) > 80 else ''}' is not a usable path "
+                f"({reason})", "give the path of an existing file, relative to the agent folder"))
+            return None
+        if linked:
             self.problems.append(Problem(
                 file, field, f"'{self.config.relative(Path(os.path.abspath(path)))}' is reached "
                 "through a symbolic link", "replace the link with the real file"))
@@ -361,6 +373,8 @@ class _Loader:
                 problems.extend(Problem(file, f"expect[{index}]", reason,
                                         "see docs/formats.md, section Assertions")
                                 for reason in check_item(item, schema_checked=True))
+            if not problems:
+                problems.extend(counterexample_problems(file, data))
         self.problems.extend(problems)
         if problems or not isinstance(data, dict):
             return None
@@ -382,6 +396,7 @@ class _Loader:
             judge=self._judges(file, data.get("judge")),
             tags=tuple(sys.intern(t) for t in data.get("tags", [])),
             tool_results=dict(tool_results) if tool_results else _EMPTY,
+            counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)

@@ -19,11 +19,12 @@ JsonObject = dict[str, Any]
 Outcome = Literal["pass", "reject", "not_evaluated"]
 
 #: What happened to one scenario iteration, in decreasing order of severity.
-Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked", "passed"]
+Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless",
+                 "passed"]
 
 #: Statuses that fail a run (everything but ``passed``).
 FAILING_STATUSES: frozenset[str] = frozenset(
-    {"rejected", "missed", "expired", "corrupt", "error", "unchecked"}
+    {"rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless"}
 )
 
 
@@ -56,11 +57,13 @@ class Agent:
     rubric: tuple[JsonObject, ...] = ()
     """Rubric items of every scenario of the agent, resolved (see :mod:`harness.rubric`)."""
     decision_path: str = "decision"
+    """JSON path of the decision in a json output: expected and actual decisions in records."""
     max_tool_rounds: int = 4
+    """How many times scripted tool results are fed back before the turn is cut short."""
     entrypoint: str = ""
     """``module:function`` of a Python agent that drives the chat client itself (empty: declared)."""
-    """How many times scripted tool results are fed back before the turn is cut short."""
-    """JSON path of the decision in a json output: expected and actual decisions in records."""
+    tool_schema: bool = True
+    """Check every tool call against the declared tool parameters (the ``tool_schema`` assertion)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +86,8 @@ class Scenario:
     tags: tuple[str, ...] = ()
     tool_results: JsonObject = field(default_factory=dict)
     """Scripted results per tool name (one value, or a list used in call order)."""
+    counterexamples: tuple[JsonObject, ...] = ()
+    """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
     rubric: tuple[JsonObject, ...] = ()
     """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
 

@@ -48,6 +48,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="re-record the selected scenarios against the provider (PAID calls)")
     group.addoption("--record-missing", action="store_true",
                     help="record only the selected scenarios that miss (PAID calls)")
+    group.addoption("--evals-resume", action="store_true",
+                    help="with a recording option: reuse the answers an earlier interrupted or "
+                    "failed run paid for instead of paying again (as run --resume)")
     group.addoption("--evals-scripted", action="store_true",
                     help="record from each agent's script file (the scripted fake provider)")
     group.addoption("--evals-agent", action="append", default=[], help="only this agent")
@@ -94,6 +97,7 @@ class _State:
             iterations=get("evals_iterations"),
             mode=mode,
             scripted=get("evals_scripted"),
+            resume=get("evals_resume"),
         )
 
     @property

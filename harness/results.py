@@ -26,6 +26,7 @@ from typing import Any, BinaryIO
 
 from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
+from harness.counterexamples import CounterexampleResult, strength
 from harness.entities import (
     FAILING_STATUSES,
     ChatResponse,
@@ -74,6 +75,9 @@ class IterationResult:
     """``{provider, model}`` of the agent that answered."""
     transcript: tuple[JsonObject, ...] = ()
     """The conversation after the agent's system prompt, then the response."""
+    counterexamples: tuple[CounterexampleResult, ...] = ()
+    """The scenario's counterexamples as its hard assertions judged them (the same for every
+    iteration; never a model call)."""
 
     @property
     def failed(self) -> bool:
@@ -95,7 +99,8 @@ class IterationResult:
                                rubric=self.rubric, answer_source=self.answer_source,
                                metric_samples=self.metric_samples, environment=_NO_ENVIRONMENT,
                                expected_decision=_small(self.expected_decision),
-                               actual_decision=_small(self.actual_decision))
+                               actual_decision=_small(self.actual_decision),
+                               counterexamples=self.counterexamples)
 
 
 #: The environment of a slimmed result (its record on disk has the real one).
@@ -181,6 +186,7 @@ def record_of(result: IterationResult) -> dict[str, Any]:
             for v in result.verdicts
         ],
         **validation_record(result),
+        **counterexample_record(result),
     }
 
 
@@ -199,10 +205,18 @@ def summary_record_of(result: IterationResult) -> dict[str, Any]:
         "actual_decision": result.actual_decision,
         "environment": dict(result.environment),
         "metrics": dict(result.metric_samples),
+        **counterexample_record(result),
         "judges": [judge_json(j) for j in result.judges],
         "rubric": [rubric_json(r) for r in result.rubric],
         "answer_source": result.answer_source,
     }
+
+
+def counterexample_record(result: IterationResult) -> dict[str, Any]:
+    """``{"counterexamples": [...]}`` when the scenario has counterexamples, else nothing."""
+    if not result.counterexamples:
+        return {}
+    return {"counterexamples": [c.to_json() for c in result.counterexamples]}
 
 
 def judge_json(judge: JudgeScore) -> dict[str, Any]:
@@ -319,7 +333,21 @@ def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
         "accounting": summary.accounting,
         "rubric": rubric_summary((r.scenario.agent, x.name, x.rule, x.outcome, x.source)
                                  for r in summary.results for x in r.rubric),
+        "strength": strength_by_agent(summary.results),
     }
+
+
+def strength_by_agent(results: Iterable[IterationResult]) -> dict[str, dict[str, int]]:
+    """Counterexamples caught / total per agent (each scenario once), for run.json."""
+    by_agent: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        by_agent.setdefault(result.scenario.agent, []).append(
+            {"scenario": result.scenario.id, **counterexample_record(result)})
+    table = {}
+    for agent, records in sorted(by_agent.items()):
+        caught, total = strength(records)
+        table[agent] = {"caught": caught, "total": total}
+    return table
 
 
 def rubric_summary(outcomes: Iterable[tuple[str, str, str, str, str]]) -> dict[str, dict[str, Any]]:
@@ -398,4 +426,8 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         metric_samples=tuple((record.get("metrics") or {}).items()),
         environment=dict(record.get("environment") or {}),
         transcript=tuple(record.get("transcript") or ()),
+        counterexamples=tuple(
+            CounterexampleResult(c["name"], c.get("why", ""), tuple(c.get("rejected") or ()),
+                                 tuple(c.get("let_through") or ()))
+            for c in record.get("counterexamples") or ()),
     )

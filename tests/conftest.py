@@ -17,7 +17,7 @@ from harness.cli import main
 from harness.report.load import load_records
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "fuzz_support"]
 
 #: The suite's fixed clock, through the product's own seam (``HARNESS_CLOCK``, harness/clock.py):
 #: every in-process call, pytester run and subprocess of the suite judges expiry at this

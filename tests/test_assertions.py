@@ -271,6 +271,21 @@ def test_regex_with_path() -> None:
             json_output({"questions": [{"options": ["1", "x"]}]}), "json")
 
 
+def test_not_regex_passes_only_when_nothing_matches_in_any_selected_text() -> None:
+    item = {"not_regex": {"pattern": r"[?？]|\b(which|should we)\b", "flags": ["i"],
+                          "path": "summary"}}
+    assert passes(item, json_output({"summary": "Declared one open question."}), "json") == (
+        "summary: no match for /[?？]|\\b(which|should we)\\b/")
+    reason = rejects(item, json_output({"summary": "Done. Should we keep the fee？ "}), "json")
+    assert reason == ("summary: /[?？]|\\b(which|should we)\\b/ matched 'Should we' in "
+                      "'Done. Should we keep the fee？ '")
+    options = {"not_regex": {"pattern": r"\(recommended\)", "path": "options[*]"}}
+    passes(options, json_output({"options": ["Price", "Comfort"]}), "json")
+    rejects(options, json_output({"options": ["Price", "Comfort (recommended)"]}), "json")
+    assert rejects({"not_regex": "(unclosed"}, text_output("x")).startswith(
+        "invalid assertion: invalid regex")
+
+
 def test_invalid_regex_rejects_as_invalid_assertion() -> None:
     reason = rejects({"regex": "(unclosed"}, text_output("x"))
     assert reason.startswith("invalid assertion: invalid regex '(unclosed'")
@@ -614,7 +629,7 @@ def test_overall() -> None:
 
 def test_registry_lists_every_kind_of_the_spec() -> None:
     assert set(REGISTRY) == ASSERTION_KINDS == {
-        "equals", "contains", "not_contains", "regex", "max_chars",
+        "equals", "contains", "not_contains", "regex", "not_regex", "max_chars",
         "json_path", "json_schema", "tool_called", "tool_not_called", "tool_args",
     }
 

@@ -250,3 +250,70 @@ def test_the_batch_request_body_is_the_synchronous_body(tmp_path: Path, fake: Ba
     assert json.loads(line) == {"custom_id": "c1", "method": "POST", "url": "/v1/chat/completions",
                                 "body": to_wire(call.request, call.model)}
     assert fake.batches[batch_id].requests == [("c1", to_wire(call.request, call.model))]
+
+
+SELFCHECK = '''
+def run(client, request, scenario):
+    """Draft, then ask the model to check its own draft: the second call needs the first answer."""
+    draft = client.complete(request)
+    review = {**request, "messages": [*request["messages"],
+                                      {"role": "assistant", "content": draft.content},
+                                      {"role": "user", "content": "Check your answer."}]}
+    return client.complete(review)
+'''
+
+
+def test_a_python_agent_records_one_call_per_round_like_a_synchronous_run(
+    project: Project, fake: BatchServer
+) -> None:
+    import sys
+    project.write("skills_batch/__init__.py", "")
+    project.write("skills_batch/selfcheck.py", SELFCHECK)
+    declare(project, fake, count=2, entrypoint="skills_batch.selfcheck:run")
+    try:
+        assert project.run("run", "--refresh-cache").code == 0
+        synchronous = entries(project)
+        shutil.rmtree(project.cache / "cache")
+        batched = project.run("run", "--refresh-cache", "--batch", *FAST)
+    finally:
+        sys.modules.pop("skills_batch.selfcheck", None)
+    assert batched.code == 0, batched.out + batched.err
+    assert [len(b.requests) for b in fake.batches.values()] == [2, 2]  # drafts, then reviews
+    assert entries(project) == synchronous and len(synchronous) == 4
+
+
+def test_judges_and_rubric_items_of_an_iteration_share_one_round(
+    project: Project, fake: BatchServer
+) -> None:
+    def answer(kind: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if "# Rule" in json.dumps(body):
+            return 200, openai_answer(json.dumps({"verdict": "pass", "reason": "Fine."}))
+        return yes_answer(kind, body)
+
+    fake.answer = answer
+    declare(project, fake, count=2,
+            judge={"provider": "openai", "model": "judge-test-1",
+                   "evaluators": ["relevance", "completeness"]},
+            rubric=[{"name": "polite", "rule": "The answer is polite."},
+                    {"name": "honest", "rule": "The answer promises nothing."}])
+    outcome = project.run("run", "--refresh-cache", "--batch", *FAST)
+    assert outcome.code == 0, outcome.out + outcome.err
+    # round 1: the two agent calls; round 2: 2 judges + 2 rubric items for each iteration
+    assert [len(b.requests) for b in fake.batches.values()] == [2, 8]
+    records = project.records()[-2:]
+    assert all(len(r["calls"]) == 5 for r in records)
+    assert all(item["outcome"] == "pass" for r in records for item in r["rubric"])
+    assert project.run("run").code == 0
+
+
+def test_a_server_without_a_batch_api_fails_by_name_before_anything_is_paid(
+    project: Project, fake: BatchServer
+) -> None:
+    project.agent("helper", provider="openai", model="m-test-1",
+                  endpoint={"base_url": fake.url + "/compat/v1", "max_retries": 0})
+    project.scenario("helper/acme/s0")
+    outcome = project.run("run", "--refresh-cache", "--batch", *FAST)
+    assert outcome.code == 1 and "Traceback" not in outcome.err
+    assert "eval-batch-failed: --batch: openai at" in outcome.err and "HTTP 404" in outcome.err
+    assert "nothing of it was paid for" in outcome.err and "record without --batch" in outcome.err
+    assert fake.batches_created == 0 and entries(project) == {}

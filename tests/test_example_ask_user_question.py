@@ -1,21 +1,22 @@
 """The ask-user-question example: green offline, and its assertions reject wrong answers.
 
-Wrong answers live in tests/fixtures/, never in the committed example, so the
-committed cache only ever holds what a good model would say.
+Wrong answers are the scenarios' ``counterexamples:``: judged by every run with no
+model call, so the committed cache only ever holds what a good model would say.
 """
 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import yaml
 
 from conftest import REPO_ROOT, Project
-from examples_support import assert_wrong_answers_rejected
+from examples_support import (
+    assert_counterexamples_reject_like_recorded_answers,
+    assert_every_scenario_has_caught_counterexamples,
+)
 
 AGENT = "ask-user-question"
-WRONG = REPO_ROOT / "tests/fixtures/ask-user-question-wrong-answers.yaml"
 
 
 def test_committed_example_is_green_offline_and_writes_nothing(project: Project) -> None:
@@ -32,6 +33,7 @@ def test_committed_example_is_green_offline_and_writes_nothing(project: Project)
     for kind in types:
         assert sum(r["type"] == kind for r in records) >= 4, kind
     assert len({r["tenant"] for r in records}) >= 2
+    assert_every_scenario_has_caught_counterexamples(records)
 
 
 def test_every_example_scenario_checks_decision_and_contract() -> None:
@@ -45,7 +47,6 @@ def test_every_example_scenario_checks_decision_and_contract() -> None:
         assert "json_schema" in kinds, path.name
 
 
-def test_example_assertions_reject_deliberately_wrong_answers(project: Project, tmp_path: Path) -> None:
+def test_counterexamples_are_rejected_like_recorded_answers(project: Project) -> None:
     shutil.copytree(REPO_ROOT / "eval-datasets" / AGENT, project.datasets / AGENT)
-    cases = yaml.safe_load(WRONG.read_text(encoding="utf-8"))
-    assert_wrong_answers_rejected(project, AGENT, cases)
+    assert_counterexamples_reject_like_recorded_answers(project, AGENT)

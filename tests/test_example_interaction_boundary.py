@@ -3,8 +3,8 @@
 The example holds a business assistant to four levels (status, recommendation,
 draft, execute) plus clarify. Every golden case 01-12 and every failure
 counterexample Fail-01..08 of its spec is a scenario (by tag). Wrong answers
-live in tests/fixtures/, never in the committed example, so the committed cache
-only ever holds what a good model would say.
+are the scenarios' ``counterexamples:``, judged by every run with no model call,
+so the committed cache only ever holds what a good model would say.
 
 Only this agent's datasets and cache entries are copied into the throwaway
 project, so the tests do not depend on other agents' datasets.
@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import json
 import shutil
-from pathlib import Path
 from typing import Any
 
 import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from conftest import REPO_ROOT, Project
-from examples_support import assert_wrong_answers_rejected
+from examples_support import (
+    assert_counterexamples_reject_like_recorded_answers,
+    assert_every_scenario_has_caught_counterexamples,
+    counterexamples,
+)
 
 AGENT = "interaction-boundary"
 EXAMPLE = REPO_ROOT / "eval-datasets" / AGENT
-WRONG = REPO_ROOT / "tests/fixtures/interaction-boundary-wrong-answers.yaml"
 GOLDEN = {f"golden-{n:02d}" for n in range(1, 13)}
 FAILURES = {f"fail-{n:02d}" for n in range(1, 9)}
 INTERNAL_TERMS = {"analysis_packet", "missing_mapping", "focus_objects", "分析包"}
@@ -67,6 +69,7 @@ def test_committed_example_is_green_offline_and_writes_nothing(project: Project)
     assert all(r["cache_hit"] for r in records)
     assert {r["type"] for r in records} == {"positive", "edge", "boundary", "negative", "adversarial"}
     assert len({r["tenant"] for r in records}) >= 2
+    assert_every_scenario_has_caught_counterexamples(records)
 
 
 def test_every_golden_case_and_counterexample_has_a_scenario() -> None:
@@ -128,14 +131,13 @@ def test_execute_only_after_a_confirmation_asked_in_an_earlier_turn() -> None:
     assert executed >= 1
 
 
-def test_example_assertions_reject_deliberately_wrong_answers(project: Project, tmp_path: Path) -> None:
-    shutil.copytree(EXAMPLE, project.datasets / AGENT)
-    cases = yaml.safe_load(WRONG.read_text(encoding="utf-8"))
+def test_every_failure_case_of_the_spec_has_a_counterexample() -> None:
     scenarios = _scenarios()
-    assert set(cases) <= set(scenarios)
-    covered = {tag for local_id in cases for tag in scenarios[local_id].get("tags", [])}
+    covered = {tag for local_id, items in counterexamples(AGENT).items() if items
+               for tag in scenarios[local_id].get("tags", [])}
     assert covered >= FAILURES, f"no wrong answer for {sorted(FAILURES - covered)}"
-    for local_id, case in cases.items():
-        names = {item.get("name") for item in scenarios[local_id]["expect"]}
-        assert set(case["rejected"]) <= names, f"{local_id}: unknown names {set(case['rejected']) - names}"
-    assert_wrong_answers_rejected(project, AGENT, cases)
+
+
+def test_counterexamples_are_rejected_like_recorded_answers(project: Project) -> None:
+    shutil.copytree(EXAMPLE, project.datasets / AGENT)
+    assert_counterexamples_reject_like_recorded_answers(project, AGENT)

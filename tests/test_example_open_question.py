@@ -1,7 +1,7 @@
 """The open-question example: green offline, and its assertions reject wrong answers.
 
-Wrong answers live in tests/fixtures/, never in the committed example, so the
-committed cache only ever holds what a good model would say. Only this agent's
+Wrong answers are the scenarios' ``counterexamples:``: judged by every run with no
+model call, so the committed cache only ever holds what a good model would say. Only this agent's
 dataset and cache entries are copied into the throwaway project, so the test does
 not depend on other agents being complete.
 """
@@ -17,12 +17,14 @@ import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
 from conftest import REPO_ROOT, Project
-from examples_support import assert_wrong_answers_rejected
+from examples_support import (
+    assert_counterexamples_reject_like_recorded_answers,
+    assert_every_scenario_has_caught_counterexamples,
+)
 
 AGENT = "open-question"
 TOOL = "declare_open_question"
 DATASET = REPO_ROOT / "eval-datasets" / AGENT
-WRONG = REPO_ROOT / "tests/fixtures/open-question-wrong-answers.yaml"
 TOOL_KINDS = {"tool_called", "tool_not_called", "tool_args"}
 
 
@@ -50,6 +52,7 @@ def test_committed_example_is_green_offline_and_writes_nothing(project: Project)
     for kind in types:
         assert sum(r["type"] == kind for r in records) >= 2, kind
     assert len({r["tenant"] for r in records}) >= 2
+    assert_every_scenario_has_caught_counterexamples(records)
 
 
 def test_every_example_scenario_checks_role_contract_and_the_tool() -> None:
@@ -86,7 +89,6 @@ def test_scripted_answers_keep_the_contract_and_the_tool_limits() -> None:
             assert not problems, f"{local_id}: {problems}"
 
 
-def test_example_assertions_reject_deliberately_wrong_answers(project: Project) -> None:
+def test_counterexamples_are_rejected_like_recorded_answers(project: Project) -> None:
     shutil.copytree(DATASET, project.datasets / AGENT)
-    cases = _load(WRONG)
-    assert_wrong_answers_rejected(project, AGENT, cases)
+    assert_counterexamples_reject_like_recorded_answers(project, AGENT)

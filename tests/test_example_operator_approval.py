@@ -1,7 +1,7 @@
 """The operator-approval example: green offline, and its assertions reject wrong answers.
 
-Wrong answers live in tests/fixtures/, never in the committed example, so the
-committed cache only ever holds what a good model would say.
+Wrong answers are the scenarios' ``counterexamples:``: judged by every run with no
+model call, so the committed cache only ever holds what a good model would say.
 
 The counterparty-visible draft ``body`` is checked by the scenarios themselves
 (text assertions with ``tool: file_draft, path: body``); on top of that, the
@@ -20,11 +20,13 @@ import yaml
 from jsonschema import Draft202012Validator
 
 from conftest import REPO_ROOT, Project
-from examples_support import assert_wrong_answers_rejected
+from examples_support import (
+    assert_counterexamples_reject_like_recorded_answers,
+    assert_every_scenario_has_caught_counterexamples,
+)
 
 AGENT = "operator-approval"
 AGENT_DIR = REPO_ROOT / "eval-datasets" / AGENT
-WRONG = REPO_ROOT / "tests/fixtures/operator-approval-wrong-answers.yaml"
 TYPES = {"positive", "edge", "boundary", "negative", "adversarial"}
 LEAK_CHECK = "reply carries no approval metadata"
 BODY_LEAK_CHECK = "draft body carries no approval metadata"
@@ -66,6 +68,7 @@ def test_committed_example_is_green_offline_and_writes_nothing(project: Project)
     for kind in types:
         assert sum(r["type"] == kind for r in records) >= 3, kind
     assert len({r["tenant"] for r in records}) >= 2
+    assert_every_scenario_has_caught_counterexamples(records)
 
 
 def test_every_scenario_forbids_sending_and_names_its_assertions() -> None:
@@ -106,8 +109,6 @@ def test_committed_answers_are_valid_tool_calls_without_approval_metadata() -> N
             assert not leaked, f"{local_id}: draft body carries {leaked}"
 
 
-def test_example_assertions_reject_deliberately_wrong_answers(project: Project) -> None:
+def test_counterexamples_are_rejected_like_recorded_answers(project: Project) -> None:
     shutil.copytree(AGENT_DIR, project.datasets / AGENT)
-    cases = _load(WRONG)
-    assert set(cases) <= set(_scenarios())
-    assert_wrong_answers_rejected(project, AGENT, cases)
+    assert_counterexamples_reject_like_recorded_answers(project, AGENT)

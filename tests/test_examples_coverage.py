@@ -1,19 +1,21 @@
-"""Every assertion kind an example uses is proven to reject by a wrong answer in the fixtures.
+"""Every assertion kind an example uses is proven to reject by one of its counterexamples.
 
-The per-agent tests (tests/test_example_*.py) run each wrong answer and check
-that the assertions it names reject it; this test checks that, for every
-example agent, those names cover every assertion kind the example relies on,
-so no kind of check in a committed example goes unproven.
+Each example scenario lists known-wrong answers (``counterexamples:``) and, in
+``rejected_by``, the assertions that must reject them; every run enforces that
+(a counterexample let through makes the scenario ``toothless``). This test
+checks that, for every example agent, those names cover every assertion kind
+the example relies on (and the implicit ``tool_schema`` check of an agent with
+tools), so no kind of check in a committed example goes unproven.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 import yaml
 
 from conftest import REPO_ROOT
+from examples_support import scenario_files
+from harness.assertions import assertion_label
 
 EXAMPLES = ["ask-user-question", "interaction-boundary", "operator-approval", "open-question"]
 
@@ -23,18 +25,20 @@ def _kind(item: dict[str, object]) -> str:
 
 
 @pytest.mark.parametrize("agent", EXAMPLES)
-def test_wrong_answers_cover_every_assertion_kind_used(agent: str) -> None:
-    kinds_by_name: dict[str, dict[str, str]] = {}
+def test_counterexamples_cover_every_assertion_kind_used(agent: str) -> None:
     used: set[str] = set()
-    for path in sorted(Path(REPO_ROOT, "eval-datasets", agent).glob("*/*.yaml")):
-        if path.name == "tenant.yaml":
-            continue
-        for item in yaml.safe_load(path.read_text(encoding="utf-8")).get("expect", []):
-            used.add(_kind(item))
-            if "name" in item:
-                kinds_by_name.setdefault(f"{path.parent.name}/{path.stem}", {})[item["name"]] = _kind(item)
-    fixtures = yaml.safe_load((REPO_ROOT / f"tests/fixtures/{agent}-wrong-answers.yaml").read_text(
+    proven: set[str] = set()
+    for path in scenario_files(agent).values():
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        kind_of = {assertion_label(item): _kind(item) for item in data["expect"]}
+        kind_of["tool_schema"] = "tool_schema"
+        used |= set(kind_of.values()) - {"tool_schema"}
+        assert data.get("counterexamples"), f"{path}: no counterexample"
+        for item in data["counterexamples"]:
+            assert item.get("rejected_by"), f"{path}: {item['why']!r} names no assertion"
+            proven |= {kind_of[name] for name in item["rejected_by"]}
+    agent_file = yaml.safe_load((REPO_ROOT / "eval-datasets" / agent / "agent.yaml").read_text(
         encoding="utf-8"))
-    proven = {kinds_by_name.get(scenario, {}).get(name) or name.split()[0]
-              for scenario, case in fixtures.items() for name in case["rejected"]}
-    assert used - proven == set(), f"{agent}: no wrong answer proves these kinds reject"
+    if agent_file.get("tools"):
+        used.add("tool_schema")
+    assert used - proven == set(), f"{agent}: no counterexample proves these kinds reject"

@@ -162,7 +162,7 @@ def test_expected_and_actual_decisions() -> None:
     assert actual_decision(None, "decision") is None
 
 
-def test_the_example_agent_meets_the_three_spec_metrics(project: Project) -> None:
+def test_the_example_agent_meets_the_four_spec_metrics(project: Project) -> None:
     shutil.copytree(REPO_ROOT / "eval-datasets", project.datasets)
     shutil.copytree(REPO_ROOT / "eval-cache", project.cache)
     outcome = project.run("run", "--agent", "ask-user-question")
@@ -170,7 +170,9 @@ def test_the_example_agent_meets_the_three_spec_metrics(project: Project) -> Non
     metrics = {m["name"]: m for m in _run_file(project)["metrics"]}
     assert {n: (m["value"], m["gate"]) for n, m in metrics.items()} == {
         "unsafe_refusal_rate": (1.0, True), "false_ask_rate": (0.0, True),
-        "constraint_compliance_rate": (1.0, True)}
+        "constraint_compliance_rate": (1.0, True), "text_fallback_rate": (1.0, True)}
+    assert metrics["text_fallback_rate"]["target"] == 0.9  # sc_004: text fallback in >= 90%
+    assert metrics["text_fallback_rate"]["denominator"] >= 4
     assert metrics["unsafe_refusal_rate"]["denominator"] >= 8
     assert metrics["false_ask_rate"]["denominator"] >= 5
     assert metrics["constraint_compliance_rate"]["denominator"] >= 15

@@ -68,4 +68,4 @@ def test_coverage_table_columns(project: Project) -> None:
                    "error", "pass rate"):
         assert column in header
     total = next(line for line in outcome.out.splitlines() if line.startswith("total"))
-    assert total.split() == ["total", "3", "4", "2", "1", "1", "50%"]
+    assert total.split() == ["total", "3", "4", "2", "1", "1", "50%", "-"]

@@ -18,7 +18,8 @@ def test_json_report_has_coverage_metrics_judges_and_per_test_records(project: P
     assert [b["scenario"] for b in report["blocking"]] == ["helper/globex/inject"]
     assert report["total"] == {"agent": "total", "tenant": "", "type": "", "scenarios": 4,
                                "iterations": 4, "passed": 3, "rejected": 1, "not_evaluated": 0,
-                               "missed": 0, "error": 0, "pass_rate": 0.75}
+                               "missed": 0, "error": 0, "pass_rate": 0.75,
+                               "strength": {"caught": 0, "total": 0}}
     assert {row["type"]: row["pass_rate"] for row in report["by_type"]} == {
         "adversarial": 0.0, "positive": 1.0}
     (metric,) = report["metrics"]

@@ -246,3 +246,32 @@ def test_every_example_agent_declares_its_semantic_rules_as_rubric_items() -> No
         assert {f"*#rubric:{name}" for name in names} <= set(script), agent  # deterministic
         for scenario in folder.glob("*/*.yaml"):
             assert "rubric" not in yaml.safe_load(scenario.read_text(encoding="utf-8")), scenario
+
+
+# -- the key of a rubric call -----------------------------------------------------------------
+
+
+def test_a_rubric_calls_key_is_pinned_so_a_prompt_change_is_deliberate() -> None:
+    """Golden: the grading prompt, the case layout and the rule all enter the judge's key.
+    A change here makes every recorded grade a miss (not evaluated) until re-recorded."""
+    from harness.entities import AgentOutput, ChatCall, ChatResponse, Scenario
+    from harness.key import compute_key
+    from harness.rubric.grade import build_rubric_request
+
+    scenario = Scenario(agent="ops", tenant="acme", name="draft", file=Path("draft.yaml"),
+                        type="positive", description="Asks one neutral question.",
+                        messages=({"role": "user", "content": "Plan my week."},), context=None,
+                        params={}, iterations=1, expect=(), judge=())
+    item = {"name": "options-balanced", "rule": "No option is marked as the default.",
+            "options": {"temperature": 0, "max_tokens": 300}}
+    request = {"messages": [{"role": "system", "content": "You plan weeks."},
+                            {"role": "user", "content": "Plan my week."}]}
+    output = AgentOutput(ChatResponse('{"decision": "ask"}'), '{"decision": "ask"}', {"decision": "ask"})
+    judge_request = build_rubric_request(item, scenario, request, output)
+    assert judge_request["messages"][1]["content"].endswith(
+        "# Rule\nNo option is marked as the default.\n")
+    call = ChatCall("ops/acme/draft", 0, "openai", "gpt-judge-1", judge_request,
+                    purpose="rubric:options-balanced")
+    assert compute_key(call) == "a35a5fe3bf7d1c40a629330e33e3222c4feaae70a99a887c5947a113dc5e7fa2"
+    renamed = ChatCall("ops/acme/draft", 0, "openai", "gpt-judge-1", judge_request, purpose="x")
+    assert compute_key(renamed) == compute_key(call)  # the purpose is recorded, never keyed

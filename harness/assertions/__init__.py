@@ -35,6 +35,7 @@ from harness.fastschema import Check, compile_schema
 
 __all__ = [
     "ASSERTION_KINDS",
+    "assertion_label",
     "CheckedItem",
     "EXPECT_SCHEMA_FILE",
     "REGISTRY",
@@ -140,6 +141,15 @@ def _describe(error: ValidationError) -> str:
     where = error.json_path.removeprefix("$").removeprefix(".")
     message = error.message if len(error.message) <= 200 else error.message[:200] + "…"
     return f"{where}: {message}" if where else message
+
+
+def assertion_label(item: Mapping[str, Any]) -> str:
+    """The label a valid ``expect`` item's verdicts carry: its ``name``, else one built from it."""
+    name = item.get("name")
+    if isinstance(name, str):
+        return name
+    kind = next(key for key in item if key in REGISTRY)
+    return REGISTRY[kind].label(item[kind])
 
 
 def _fallback_label(item: Any) -> str:

@@ -1,4 +1,5 @@
-"""Text assertions: ``equals``, ``contains``, ``not_contains``, ``regex``, ``max_chars``.
+"""Text assertions: ``equals``, ``contains``, ``not_contains``, ``regex``, ``not_regex``,
+``max_chars``.
 
 They look at the response text, or, with ``path``, at every string that path
 selects in a JSON output (each selected string must pass). Choices made where
@@ -15,7 +16,8 @@ the spec is silent, so a reader does not have to guess:
 * ``not_contains`` passes when the text contains *none* of the values, with
   ``value``, ``any`` or ``all`` alike (the spec's "contains none of the values").
 * ``regex`` searches the raw text with ``re.search`` (no normalisation, which
-  could turn full-width characters of a pattern into regex syntax);
+  could turn full-width characters of a pattern into regex syntax); ``not_regex``
+  passes when the pattern matches nowhere in any selected text;
   ``max_chars`` counts code points of the raw, untrimmed text.
 """
 
@@ -294,6 +296,25 @@ def _check_regex(raw: Any, subject: Subject) -> Result:
     return _run(spec, subject, "regex", test)
 
 
+def _not_regex_label(raw: Any) -> str:
+    return "not_" + _regex_label(raw)
+
+
+def _check_not_regex(raw: Any, subject: Subject) -> Result:
+    """No match anywhere: "the summary never asks" (no question mark, no question word) and
+    other absences that a fixed list of phrases cannot pin down."""
+    spec = _regex_spec(raw)
+    compiled = _compile(spec)
+
+    def test(text: str) -> tuple[bool, str]:
+        match = compiled.search(text)
+        if match is not None:
+            return False, f"/{_cut_pattern(spec['pattern'])}/ matched {show(match.group())} in {show(text)}"
+        return True, f"no match for /{_cut_pattern(spec['pattern'])}/"
+
+    return _run(spec, subject, "not_regex", test)
+
+
 # --- max_chars --------------------------------------------------------------------
 
 
@@ -333,5 +354,6 @@ KINDS: dict[str, Kind] = {
     "contains": Kind(_check_contains, _contains_label, _path_lint),
     "not_contains": Kind(_check_not_contains, _not_contains_label, _path_lint),
     "regex": Kind(_check_regex, _regex_label, _regex_problems),
+    "not_regex": Kind(_check_not_regex, _not_regex_label, _regex_problems),
     "max_chars": Kind(_check_max_chars, _max_chars_label, _path_lint),
 }

@@ -68,7 +68,7 @@ class ScriptedClient:
             raise ScriptError(f"{self._source}: '{local_id}' has {len(answers)} answer(s), "
                               f"call {index + 1} of iteration {call.iteration} has none")
         model = call.model if call.purpose else self.model  # a judge answers as its own model
-        return _answer(answers[index], f"{self._source}: '{local_id}'[{index}]", model)
+        return response_of(answers[index], f"{self._source}: '{local_id}'[{index}]", model)
 
     def _lookup(self, local_id: str) -> Any:
         if local_id in self._script:
@@ -79,7 +79,11 @@ class ScriptedClient:
         return None
 
 
-def _answer(item: Any, where: str, model: str) -> ChatResponse:
+def response_of(item: Any, where: str, model: str | None = None) -> ChatResponse:
+    """One scripted answer (``content`` or ``json``, optional ``tool_calls``...) as a response.
+
+    Scenario counterexamples use the same answer format, so they are read here too.
+    """
     if not isinstance(item, dict):
         raise ScriptError(f"{where}: an answer must be a mapping with content or json")
     if ("content" in item) == ("json" in item):

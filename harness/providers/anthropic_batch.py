@@ -54,7 +54,8 @@ class AnthropicBatchAPI:
 
     def results(self, batch_id: str, status: BatchStatus, calls: dict[str, ChatCall]) -> BatchResults:
         self.http_requests += 1
-        body = self.client.transport.request_bytes("GET", f"{self._root}/{batch_id}/results")
+        body = self.client.transport.request_bytes("GET", f"{self._root}/{batch_id}/results",
+                                                  scenario="--batch")
         label = self.client.transport.label
         answers: dict[str, ChatResponse] = {}
         failures: dict[str, str] = {}
@@ -91,7 +92,7 @@ class AnthropicBatchAPI:
 
     def _json(self, method: str, path: str, data: bytes | None = None) -> dict[str, Any]:
         self.http_requests += 1
-        body = self.client.transport.request_bytes(method, path, data)
+        body = self.client.transport.request_bytes(method, path, data, scenario="--batch")
         try:
             value = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):

@@ -104,7 +104,7 @@ class OpenAIBatchAPI:
         if not file_id:
             return []
         self.http_requests += 1
-        body = self.client.transport.request_bytes("GET", f"files/{file_id}/content")
+        body = self.client.transport.request_bytes("GET", f"files/{file_id}/content", scenario="--batch")
         found = []
         for raw in body.decode("utf-8", errors="replace").splitlines():
             if raw.strip():
@@ -119,7 +119,8 @@ class OpenAIBatchAPI:
     def _json(self, method: str, path: str, data: bytes | None = None,
               content_type: str = "application/json") -> dict[str, Any]:
         self.http_requests += 1
-        body = self.client.transport.request_bytes(method, path, data, content_type=content_type)
+        body = self.client.transport.request_bytes(method, path, data, content_type=content_type,
+                                                  scenario="--batch")
         try:
             value = json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):

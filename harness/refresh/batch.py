@@ -154,7 +154,13 @@ class BatchRecorder:
             for start in range(0, len(items), MAX_REQUESTS):
                 chunk = items[start:start + MAX_REQUESTS]
                 requests = [(f"r{number}-{n}-{item.key[:24]}", item.call) for n, item in enumerate(chunk)]
-                batch_id = api.create(requests)
+                try:
+                    batch_id = api.create(requests)
+                except ProviderError as exc:
+                    raise BatchFailed(
+                        f"{_text(exc)}. Creating a batch of {len(requests)} request(s) for agent {agent} "
+                        "failed, so nothing of it was paid for; if this server has no batch API, "
+                        "record without --batch") from None
                 record: dict[str, object] = {
                     "id": batch_id, "provider": api.provider, "agent": agent, "route": route,
                     "round": number,
@@ -182,7 +188,11 @@ class BatchRecorder:
         keys = {cid: str(value.get("key")) for cid, value in requests.items()}
         last = ""
         while True:
-            status = api.status(batch_id)
+            try:
+                status = api.status(batch_id)
+            except ProviderError as exc:
+                raise BatchFailed(f"{_text(exc)}. The batch {batch_id} is journaled: re-run with --resume "
+                                  "to poll it again without paying for it twice") from None
             counts = ", ".join(f"{name} {count}" for name, count in status.counts.items())
             shown = f"{status.state} ({counts})" if counts else status.state
             if shown != last:
@@ -191,7 +201,11 @@ class BatchRecorder:
             if status.ended:
                 break
             self.sleep(self.poll_s)
-        results = api.results(batch_id, status, calls)
+        try:
+            results = api.results(batch_id, status, calls)
+        except ProviderError as exc:
+            raise BatchFailed(f"{_text(exc)}. The batch {batch_id} is journaled: re-run with --resume to "
+                              "download its results again without paying for it twice") from None
         for cid, response in results.answers.items():
             self.journal.put(keys[cid], calls[cid], response, obtained="batch",
                              run=str(record.get("run") or self.journal.run))
@@ -201,6 +215,11 @@ class BatchRecorder:
             self.note(f"batch {batch_id} ended {status.state}: {len(results.answers)} answered, "
                       f"{len(results.failures)} without an answer (reported with their scenarios)")
         self.journal.finish_batch(batch_id)
+
+
+def _text(exc: ProviderError) -> str:
+    """The message of an error without its code (the new error carries its own)."""
+    return str(exc.args[0]).rstrip(".") if exc.args else type(exc).__name__
 
 
 def _call_record(item: Deferred) -> dict[str, object]:
@@ -215,6 +234,12 @@ def _call_of(value: dict[str, object]) -> ChatCall:
     return ChatCall(str(value.get("scenario")), int(str(value.get("iteration", 0))),
                     str(value.get("provider")), str(value.get("model")),
                     request if isinstance(request, dict) else {}, str(value.get("purpose") or ""))
+
+
+class BatchFailed(ProviderError):
+    """A batch could not be created, polled or downloaded; what is journaled stays journaled."""
+
+    code = "eval-batch-failed"
 
 
 class BatchPending(ProviderError):

@@ -179,11 +179,13 @@ SCRIPT = """
   var cols = ["passed", "rejected", "not_evaluated", "missed", "error"];
   table("table-coverage",
         ["agent", "tenant", "type", "scenarios", "iterations", "passed", "rejected", "not evaluated",
-         "missed", "error", "pass rate"],
+         "missed", "error", "pass rate", "strength"],
         data.coverage.concat([data.total]).map(function (row) {
           return [row.agent, row.tenant, row.type, row.scenarios, row.iterations]
-            .concat(cols.map(function (c) { return row[c] || ""; })).concat([pct(row.pass_rate)]);
-        }), [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1]);
+            .concat(cols.map(function (c) { return row[c] || ""; })).concat([pct(row.pass_rate)])
+            .concat([row.strength && row.strength.total
+                     ? row.strength.caught + "/" + row.strength.total : "-"]);
+        }), [0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1]);
   if (data.metrics.length) {
     table("table-metrics", ["agent", "metric", "value", "n", "target", "gate", "status", "description"],
           data.metrics.map(function (m) {

@@ -17,12 +17,13 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
+from harness.counterexamples import strength
 from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cells, rubric_rows
 from harness.report.model import RunView, is_blocking
 from harness.rubric.grade import PURPOSE_PREFIX
 
-_FAILURES = ("rejected", "unchecked")
+_FAILURES = ("rejected", "unchecked", "toothless")
 #: Characters XML 1.0 cannot carry at all, even escaped (model output may hold them).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -38,7 +39,10 @@ def render_junit(view: RunView) -> str:
     for record in view.records:
         by_agent[str(record["agent"])].append(record)
     for agent, records in sorted(by_agent.items()):
-        suite = _suite(root, agent, view)
+        caught, total = strength(records)  # assertion strength: counterexamples caught / total
+        suite = _suite(root, agent, view, {"strength": f"{caught}/{total}" if total else "-",
+                                           "counterexamples_caught": caught,
+                                           "counterexamples": total})
         _grade_properties(suite, records)
         for record in records:
             _testcase(suite, record)
@@ -62,10 +66,11 @@ def render_junit(view: RunView) -> str:
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
 
 
-def _suite(root: ET.Element, name: str, view: RunView) -> ET.Element:
+def _suite(root: ET.Element, name: str, view: RunView,
+           extra: dict[str, Any] | None = None) -> ET.Element:
     suite = ET.SubElement(root, "testsuite", name=name,
                           timestamp=str(view.run.get("started", "")).removesuffix("Z"))
-    _properties(suite, {"run_id": view.run_id})
+    _properties(suite, {"run_id": view.run_id, **(extra or {})})
     return suite
 
 

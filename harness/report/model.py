@@ -12,11 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.counterexamples import strength
 from harness.provenance import answer_source
 from harness.results import (
     BLOCKING_TYPES,
     IterationResult,
     RunSummary,
+    counterexample_record,
     judge_means,
     run_data,
     validation_record,
@@ -24,8 +26,10 @@ from harness.results import (
 
 #: Table columns after agent, tenant, type: scenarios and iterations, then these counts.
 COLUMNS = ("passed", "rejected", "not evaluated", "missed", "error")
-#: Statuses folded into each column ("not evaluated": the scenario checked nothing).
+#: Statuses folded into each column ("not evaluated": the scenario checked nothing, or nothing
+#: a known-wrong answer could fail: ``toothless``).
 _FOLD = {"passed": "passed", "rejected": "rejected", "unchecked": "not evaluated",
+         "toothless": "not evaluated",
          "missed": "missed", "expired": "missed", "corrupt": "missed", "error": "error"}
 
 
@@ -51,6 +55,15 @@ class Row:
     scenarios: int
     iterations: int
     counts: dict[str, int]
+    caught: int = 0
+    """Counterexamples of the group's scenarios that their hard assertions rejected..."""
+    counterexamples: int = 0
+    """...out of this many: the assertion strength of the group."""
+
+    @property
+    def strength(self) -> str:
+        """``caught/total`` counterexamples, or ``-`` when the group's scenarios declare none."""
+        return f"{self.caught}/{self.counterexamples}" if self.counterexamples else "-"
 
     @property
     def pass_rate(self) -> float | None:
@@ -59,7 +72,8 @@ class Row:
     def as_dict(self, names: tuple[str, ...]) -> dict[str, Any]:
         return {**dict(zip(names, self.key, strict=True)), "scenarios": self.scenarios,
                 "iterations": self.iterations, **{c.replace(" ", "_"): self.counts[c] for c in COLUMNS},
-                "pass_rate": self.pass_rate}
+                "pass_rate": self.pass_rate,
+                "strength": {"caught": self.caught, "total": self.counterexamples}}
 
 
 def view_of_summary(summary: RunSummary, selection: dict[str, Any] | None = None) -> RunView:
@@ -78,7 +92,7 @@ def summary_record(result: IterationResult) -> dict[str, Any]:
     record: dict[str, Any] = {
         "scenario": scenario.id, "agent": scenario.agent, "tenant": scenario.tenant,
         "name": scenario.name, "type": scenario.type, "iteration": result.iteration,
-        "status": result.status, "message": result.message,
+        "status": result.status, "message": result.message, **counterexample_record(result),
     }
     if result.judges or result.rubric:
         full = validation_record(result)
@@ -114,7 +128,9 @@ def _row(key: tuple[str, ...], records: list[dict[str, Any]]) -> Row:
     counts: Counter[str] = Counter({c: 0 for c in COLUMNS})
     for record in records:
         counts[_FOLD.get(str(record.get("status")), "error")] += 1
-    return Row(key, len({r.get("scenario") for r in records}), len(records), dict(counts))
+    caught, total = strength(records)
+    return Row(key, len({r.get("scenario") for r in records}), len(records), dict(counts),
+               caught, total)
 
 
 def ordered_failures(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

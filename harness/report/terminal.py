@@ -39,16 +39,19 @@ def summary_table(results: list[IterationResult]) -> str:
 
 
 def coverage_table(records: list[dict[str, Any]], tablefmt: str = "simple") -> str:
-    """Scenarios, iterations and outcomes per agent x tenant x test type, with a total row."""
+    """Scenarios, iterations and outcomes per agent x tenant x test type, with a total row;
+    ``strength`` is counterexamples caught / declared (how much a wrong answer would fail)."""
     table, total = rows(records)
     body = [[*row.key, *_cells(row)] for row in [*table, total]]
-    headers = ["agent", "tenant", "type", "scenarios", "iterations", *COLUMNS, "pass rate"]
+    headers = ["agent", "tenant", "type", "scenarios", "iterations", *COLUMNS, "pass rate",
+               "strength"]
     return tabulate(body, headers=headers, tablefmt=tablefmt)
 
 
 def _cells(row: Row) -> list[object]:
     rate = f"{row.pass_rate:.0%}" if row.pass_rate is not None else "-"
-    return [row.scenarios, row.iterations, *(row.counts[c] or "" for c in COLUMNS), rate]
+    return [row.scenarios, row.iterations, *(row.counts[c] or "" for c in COLUMNS), rate,
+            row.strength]
 
 
 def metrics_table(view: RunView, tablefmt: str = "simple") -> str:
