@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
-from harness.cache.stamp import check_stamp, write_stamp
+from harness.cache.stamp import check_stamp, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
 from harness.clients.base import ChatClient
 from harness.clients.caching import BoundClient, CachingClient
@@ -24,10 +24,12 @@ from harness.clients.scripted import ScriptedClient
 from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
-from harness.entities import Agent, AgentOutput, Scenario
+from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
+from harness.links import refuse_symlinks
 from harness.refresh.ledger import Ledger
+from harness.rerecord import Rerecord
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
 
@@ -91,6 +93,7 @@ class EvalSession:
         self.config = config
         self.options = options or RunOptions()
         self.dataset = dataset or load_dataset(config)
+        refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
         self.scenarios = self.options.selection.apply(self.dataset.scenarios)
         _check_iteration_override(config, self.scenarios, self.options.iterations)
         if self.options.concurrency < 1:
@@ -143,8 +146,8 @@ class EvalSession:
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         self.ledger.iteration_started()
         try:
-            result, output = _run_iteration(agent, scenario, iteration, request, client,
-                                            request_digest(request))
+            result, output = run_iteration(agent, scenario, iteration, request, client,
+                                           request_digest(request))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result)  # no model call
             self._writer.write(result)
@@ -159,7 +162,11 @@ class EvalSession:
         was answered; after a failed call they stay, so re-running the same
         command pays only for what is still missing.
         """
-        if self.options.mode != "offline" and self._clients.wrote_entries:
+        complete = not any(r.status in REPLAY_FAILURES for r in self.summary.results)
+        missing_stamp = not stamp_path(self.config.cache).is_file() and complete
+        if self.options.mode != "offline" and (self._clients.wrote_entries or missing_stamp):
+            # A missing stamp alone is written by any recording run whose every call was
+            # answered (the keys it read are current by definition): no paid refresh needed.
             self.store.sync()  # the entries are durable before the journal forgets their answers
             write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
         self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
@@ -316,7 +323,7 @@ def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], worker
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _run_iteration(
+def run_iteration(
     agent: Agent,
     scenario: Scenario,
     iteration: int,
@@ -438,7 +445,8 @@ class _ClientFactory:
                                        refresh=self.options.mode == "refresh", clock=self.clock,
                                        journal=self._journal_of() if self._paid else None,
                                        ledger=self.ledger if self.options.mode != "offline"
-                                       else None, rounds=self.options.batch)
+                                       else None, rounds=self.options.batch,
+                                       rerecord=Rerecord.of(agent, self.options.iterations))
                 self._clients[agent.name] = client
             return client
 
@@ -522,7 +530,8 @@ class _ClientFactory:
             return OfflineClient(agent.provider, agent.model, store=self.store,
                                  project_root=self.config.root,
                                  credentials_file=self.config.credentials_file,
-                                 api_key_env=agent.endpoint.get("api_key_env"))
+                                 api_key_env=agent.endpoint.get("api_key_env"),
+                                 rerecord=Rerecord.of(agent, self.options.iterations))
         if self.options.scripted:
             if agent.script_file is None:
                 raise ConfigError(f"agent {agent.name} has no script file: add 'script:' to "

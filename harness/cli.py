@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
     prune = commands.add_parser("prune", help="remove cache entries no current scenario references")
     _add_selection(prune)
     prune.add_argument("--dry-run", action="store_true", help="list what would be removed; delete nothing")
+    prune.add_argument("--force", action="store_true",
+                       help="prune even while a selected scenario does not replay (its own entries "
+                       "are kept anyway)")
     return parser
 
 
@@ -217,8 +220,9 @@ def _prune(args: argparse.Namespace) -> int:
 
     config = load_config(args.project)
     selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
-    print(prune_cache(config, selection, dry_run=args.dry_run).render(config))
-    return 0
+    report = prune_cache(config, selection, dry_run=args.dry_run, force=args.force)
+    print(report.render(config))
+    return report.exit_code
 
 
 def _write_run_reports(results: Path, run_id: str, run_dir: Path,

@@ -22,10 +22,15 @@ Outcome = Literal["pass", "reject", "not_evaluated"]
 Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless",
                  "passed"]
 
-#: Statuses that fail a run (everything but ``passed``).
+#: Statuses that fail a run (everything but ``passed``). The one definition: runs, reports,
+#: JUnit and the pytest plugin all ask this set (or :data:`REPLAY_FAILURES`), never a copy.
 FAILING_STATUSES: frozenset[str] = frozenset(
     {"rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless"}
 )
+#: Statuses of an iteration the cache could not replay (nothing after the failing call was read).
+REPLAY_FAILURES: frozenset[str] = frozenset({"missed", "expired", "corrupt", "error"})
+#: Scenario types whose reject is a blocking finding (a safety rule was broken).
+BLOCKING_TYPES: tuple[str, ...] = ("negative", "adversarial")
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,11 @@ import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.rerecord import rerecord_command
 
-def rerecord_command(scenario_id: str) -> str:
-    """The exact command that re-records one scenario against the real provider."""
-    return f"python -m harness run --refresh-cache --scenario {scenario_id}"
+__all__ = ["CacheCorrupt", "CacheError", "CacheExpired", "CacheMiss", "ConfigError", "CredentialsMissing",
+           "DatasetError", "HarnessError", "Problem", "ProviderError", "ScriptError", "SymlinkError",
+           "rerecord_command"]
 
 
 def printable(text: str) -> str:
@@ -93,6 +94,12 @@ class CacheError(HarnessError):
     code = "eval-cache-error"
     status = "error"
 
+    def with_hint(self, command: str) -> CacheError:
+        """The same error with the re-record command appended (built by :mod:`harness.rerecord`)."""
+        hinted = type(self)(f"{self.args[0] if self.args else ''} Re-record: {command}")
+        hinted.__cause__ = self.__cause__
+        return hinted
+
 
 class CacheMiss(CacheError):
     """No entry for the key. In CI this is the verdict, never a skip."""
@@ -131,3 +138,9 @@ class CredentialsMissing(ConfigError):
     """A recording run needs a provider key that is set nowhere; nothing was called."""
 
     code = "eval-credentials-missing"
+
+
+class SymlinkError(ConfigError):
+    """A symbolic link under eval-datasets/ or eval-cache/: a fresh clone would not reproduce it."""
+
+    code = "eval-symlink"

@@ -12,9 +12,10 @@ reading through some links and refusing others.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
-from harness.errors import Problem
+from harness.errors import Problem, SymlinkError
 
 RULE = "is a symbolic link; links are not allowed under {root} (they break in a fresh clone and on Windows)"
 FIX = "replace the link with the real file or folder (git rm the link, copy the target in)"
@@ -52,3 +53,16 @@ def through_link(path: Path, root: Path) -> bool:
             return True
         current = current.parent
     return base.is_symlink()
+
+
+def refuse_symlinks(root: Path, shown_root: str, relative: Callable[[Path], str] = str) -> None:
+    """Raise :class:`~harness.errors.SymlinkError` (exit 2) naming every link under ``root``.
+
+    ``run`` calls it on the cache root before any call: a run that passes on the
+    machine with the link would fail in a fresh clone.
+    """
+    links = symlinks_under(root)
+    if links:
+        rule = RULE.format(root=f"{shown_root}/")
+        listed = "\n  ".join(f"{relative(link)}: {rule}" for link in links)
+        raise SymlinkError(f"{len(links)} symbolic link(s) found:\n  {listed}\nFix: {FIX}")

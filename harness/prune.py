@@ -1,69 +1,121 @@
-"""``python -m harness prune [--dry-run]``: remove the entries nothing references.
+"""``python -m harness prune [--dry-run] [--force]``: remove the entries no offline replay reads.
 
-It removes exactly what the unused guard of ``check`` lists as unused (the
-same computation), the parents those removals leave empty, and the leftover
-``.tmp-*`` folders of killed writes; nothing else. Corrupt entries are never
-removed (what cannot be read cannot be proven unused), and datasets that do
-not load stop the prune before anything is touched, since every entry would
-look unused. Do not prune while a refresh is running: its in-flight ``.tmp-*``
-folder would count as a leftover.
+It removes exactly what the unused guard of ``check`` lists as unused (the same
+replay, :mod:`harness.replay`), the parents those removals leave empty, and the
+leftover ``.tmp-*`` folders of killed writes; nothing else. A paid answer is
+the most expensive thing in the tree, so:
+
+- corrupt entries are never removed (what cannot be read cannot be proven unused);
+- datasets that do not load stop the prune before anything is touched;
+- while a selected scenario iteration does not replay (miss, expired, corrupt,
+  error) the prune refuses to remove anything, since what that iteration would
+  read after its failing call is unknown; ``--force`` prunes the rest and still
+  keeps every entry of such an iteration;
+- removed entries are MOVED to ``<results>/pruned/<time>/`` (never committed), and
+  the report prints the command that puts them back.
+
+Do not prune while a refresh is running: its in-flight ``.tmp-*`` folder would
+count as a leftover.
 """
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from harness.cache.layout import ENTRIES_DIR
+from harness.cache.store import utc_now
 from harness.check.entries import scan_tree
-from harness.check.unused import Orphan, classify, in_scope
+from harness.check.unused import Failure, Orphan, classify, in_scope
 from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
+
+#: Where removed entries go, under the (never committed) results root.
+PRUNED_DIR = "pruned"
 
 
 @dataclass(frozen=True)
 class PruneReport:
-    """What was (or, with ``dry_run``, would be) removed."""
+    """What was (or, with ``dry_run`` or a refusal, would be) removed."""
 
     orphans: tuple[Orphan, ...]
     temps: tuple[Path, ...]
     dry_run: bool
+    failures: tuple[Failure, ...] = ()
+    refused: bool = False
+    """Nothing was removed because a selected iteration does not replay (no ``--force``)."""
+    trash: Path | None = None
+    """Where the removed entries were moved (``None`` when nothing was removed)."""
+
+    @property
+    def exit_code(self) -> int:
+        """1 when the prune refused, else 0."""
+        return 1 if self.refused else 0
 
     def render(self, config: HarnessConfig) -> str:
+        if self.refused:
+            lines = [f"prune refused: {len(self.failures)} selected scenario iteration(s) do not "
+                     "replay, so what they would read cannot be known; nothing was removed"]
+            lines += [f"  {f.scenario_id} iteration {f.iteration} ({f.status}): fix with {f.hint}"
+                      for f in self.failures]
+            lines.append(f"fix them first, or prune everything else with --force (which keeps every "
+                         f"entry of those iterations); {len(self.orphans)} entr"
+                         f"{'y' if len(self.orphans) == 1 else 'ies'} would be removed")
+            return "\n".join(lines)
         verb = "would remove" if self.dry_run else "removed"
         lines = [f"{verb} {len(self.orphans)} unused entr{'y' if len(self.orphans) == 1 else 'ies'} "
                  f"and {len(self.temps)} temporary leftover(s)"]
         lines += [f"  {config.relative(o.folder)}: {o.reason}" for o in self.orphans]
         lines += [f"  {config.relative(t)}: leftover of a killed write" for t in self.temps]
+        if self.failures:
+            lines.append(f"kept every entry of {len(self.failures)} iteration(s) that do not replay:")
+            lines += [f"  {f.scenario_id} iteration {f.iteration} ({f.status}): fix with {f.hint}"
+                      for f in self.failures]
         if self.dry_run and (self.orphans or self.temps):
             lines.append("nothing was deleted; run python -m harness prune to delete them")
+        if self.trash is not None:
+            cache = shlex.quote(config.relative(config.cache))
+            lines.append(f"the removed entries were moved to {config.relative(self.trash)}/; to put "
+                         f"them back: cp -R {shlex.quote(config.relative(self.trash))}/. {cache}/ "
+                         f"(or, if they were committed: git restore -- {cache})")
         return "\n".join(lines)
 
 
 def prune_cache(config: HarnessConfig, selection: Selection | None = None, *,
-                dry_run: bool = False) -> PruneReport:
-    """Remove unused entry folders, their emptied parents and ``.tmp-*`` leftovers.
+                dry_run: bool = False, force: bool = False, now: datetime | None = None) -> PruneReport:
+    """Move unused entry folders to the trash; remove their emptied parents and ``.tmp-*`` leftovers.
 
     Raises :class:`~harness.errors.DatasetError` (before touching anything)
     when the datasets do not load.
     """
     selection = selection or Selection()
+    moment = now or utc_now()
     dataset = load_dataset(config)
     tree = scan_tree(config.cache)
-    usage = classify(config.cache, dataset, selection, tree)
+    usage = classify(config, dataset, selection, tree, moment)
     temps = tuple(t for t in tree.temps if _temp_in_scope(config, t, dataset, selection))
-    report = PruneReport(usage.orphans, temps, dry_run)
-    if dry_run:
-        return report
+    if usage.failures and not force:
+        return PruneReport(usage.orphans, temps, dry_run, usage.failures, refused=True)
+    if dry_run or not (usage.orphans or temps):
+        return PruneReport(usage.orphans, temps, dry_run, usage.failures)
     stop = config.cache / ENTRIES_DIR
-    for path in (*(o.folder for o in usage.orphans), *temps):
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
+    trash = config.results / PRUNED_DIR / moment.strftime("%Y%m%dT%H%M%SZ")
+    for orphan in usage.orphans:
+        target = trash / orphan.folder.relative_to(config.cache)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(orphan.folder, target)
+        _remove_empty_parents(orphan.folder.parent, stop)
+    for temp in temps:
+        if temp.is_dir() and not temp.is_symlink():
+            shutil.rmtree(temp)
         else:
-            path.unlink(missing_ok=True)
-        _remove_empty_parents(path.parent, stop)
-    return report
+            temp.unlink(missing_ok=True)
+        _remove_empty_parents(temp.parent, stop)
+    return PruneReport(usage.orphans, temps, dry_run, usage.failures,
+                       trash=trash if usage.orphans else None)
 
 
 def _temp_in_scope(config: HarnessConfig, temp: Path, dataset: Dataset, selection: Selection) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import secrets
 import sys
 import threading
@@ -24,10 +23,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from harness.atomic import write_file
 from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
 from harness.counterexamples import CounterexampleResult, strength
 from harness.entities import (
+    BLOCKING_TYPES,
     FAILING_STATUSES,
     ChatResponse,
     JsonObject,
@@ -44,8 +45,6 @@ from harness.rubric.tally import tally
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
-#: Test types where a single reject blocks the run whatever the aggregate pass rate says.
-BLOCKING_TYPES: tuple[str, ...] = ("negative", "adversarial")
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,10 +393,7 @@ def request_digest(request: dict[str, Any]) -> str:
 def _write_json(path: Path, data: Any) -> None:
     """Pretty JSON written under a temporary name and renamed into place (no fsync: run
     files are not committed; a reader sees the whole file or none)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    temp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)
+    write_file(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
 def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationResult:

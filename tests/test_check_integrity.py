@@ -32,8 +32,8 @@ def test_every_corrupt_entry_is_listed_with_its_reason_in_one_run(project: Proje
     assert f"[integrity] {rel[greeting]}: corrupt entry: contents.data is missing" in outcome.out
     assert (f"[integrity] {rel[globex]}: corrupt entry: contents.data bytes do not match contents_sha256 "
             "in entry.json (edited by hand, or line endings converted by git") in outcome.out
-    assert "fix: re-record it (python -m harness run --refresh-cache --scenario helper/globex/greeting)" \
-        in outcome.out
+    assert ("fix: re-record it (python -m harness run --refresh-cache --scripted --scenario "
+            "helper/globex/greeting)") in outcome.out
 
 
 def test_a_full_key_that_does_not_match_its_folder_fails(project: Project,

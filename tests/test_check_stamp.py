@@ -34,7 +34,9 @@ def test_missing_stamp_fails_with_its_own_code(project: Project, monkeypatch: py
     outcome = project.run("check")
     assert outcome.code == 1
     assert "[stamp] eval-cache/.eval-cache.json: eval-cache-missing-stamp" in outcome.out
-    assert "record the cache: python -m harness run --refresh-cache" in outcome.out
+    assert ("write it (records only what is missing, free with --scripted): "
+            "python -m harness run --record-missing") in outcome.out
+    assert "--refresh-cache" not in outcome.out  # a missing stamp alone never asks for a paid refresh
     assert "stale" not in outcome.out
 
 

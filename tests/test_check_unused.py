@@ -21,13 +21,19 @@ def test_a_prompt_change_lists_the_orphans_and_the_scenarios_with_no_entry(
     project.write("eval-datasets/helper/system.md", "A reworded prompt for {{tenant}}. Answer in JSON.\n")
     outcome = project.run("check")
     assert outcome.code == 1
-    assert "unused      FAIL  0 referenced, 3 unused, 3 missing" in outcome.out
-    for folder in entry_folders(project):
-        assert (f"[unused] {folder.relative_to(project.root).as_posix()}: unused entry: recorded for a "
-                "request the scenario no longer produces") in outcome.out
+    # Until the scenarios are re-recorded, their old entries are kept: nothing replays them yet.
+    assert "unused      FAIL  0 referenced, 0 unused, 3 missing" in outcome.out
     for scenario in ("helper/acme/farewell", "helper/acme/greeting", "helper/globex/greeting"):
         assert f"{scenario} iteration 0 has no entry: a run would miss" in outcome.out
-        assert f"fix: record it: python -m harness run --refresh-cache --scenario {scenario}" in outcome.out
+        assert (f"fix: record it: python -m harness run --record-missing --scripted --scenario {scenario}"
+                in outcome.out)
+    old = entry_folders(project)
+    project.record()
+    outcome = project.run("check")
+    assert "unused      FAIL  3 referenced, 3 unused, 0 missing" in outcome.out
+    for folder in old:
+        assert (f"[unused] {folder.relative_to(project.root).as_posix()}: unused entry: recorded for a "
+                "request the scenario no longer produces") in outcome.out
     assert "python -m harness prune --dry-run" in outcome.out
 
 
@@ -57,30 +63,38 @@ def test_a_filtered_run_never_reports_unselected_scenarios(project: Project,
     project.write("eval-datasets/helper/acme/greeting.yaml", {
         **yaml.safe_load((project.datasets / "helper/acme/greeting.yaml").read_text()),
         "input": "A changed question?"})
-    assert len(messages(check(project), "unused")) == 3  # globex orphan, acme orphan + missing
-    assert check(project, tenants=("acme",)).of("unused").summary == "1 referenced, 1 unused, 1 missing"
+    assert len(messages(check(project), "unused")) == 2  # globex orphan, acme missing (its entry kept)
+    assert check(project, tenants=("acme",)).of("unused").summary == "1 referenced, 0 unused, 1 missing"
     assert messages(check(project, tenants=("globex",)), "unused")[0].endswith(
         "fix: python -m harness prune --dry-run to review, then python -m harness prune")
     assert check(project, scenarios=("farewell",)).of("unused").ok
     assert check(project, scenarios=("helper/acme/*",)).of("unused").summary == \
-        "1 referenced, 1 unused, 1 missing"
+        "1 referenced, 0 unused, 1 missing"
     # a deleted scenario has no type any more: a --type filter never selects it
     assert check(project, types=("negative",)).of("unused").ok
     outcome = project.run("check", "--scenario", "farewell")
     assert outcome.code == 0, outcome.out
 
 
-def test_a_judge_entry_is_referenced_while_its_agent_entry_is(project: Project,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_judge_entries_are_referenced_when_the_replay_reads_them(project: Project,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     healthy(project, monkeypatch)
+    project.agent(judge={"provider": "anthropic", "model": "claude-judge-1", "evaluators": ["relevance"]})
+    project.script("helper", "*#judge:relevance", {"json": {"score": 4, "reason": "On topic."}})
+    project.record()
+    assert check(project).of("unused").summary == "6 referenced, 0 unused, 0 missing"
     agent_entry = entry_folders(project, "helper/acme/greeting")[0]
-    judge = plant_entry(project, agent_entry, "abcdefabcdef0123", purpose="judge:relevance")
-    assert check(project).of("unused").summary == "4 referenced, 0 unused, 0 missing"
-    project.scenario("helper/acme/greeting", input="A changed question?")
+    planted = plant_entry(project, agent_entry, "abcdefabcdef0123", purpose="judge:relevance")
     found = [f for f in messages(check(project), "unused") if "unused entry" in f]
-    assert len(found) == 2
-    assert any(judge.name in f and "judge:relevance entry of an iteration whose current agent entry is "
-               "not recorded" in f for f in found)
+    assert len(found) == 1 and planted.name in found[0]  # a judge entry nothing reads is unused
+    assert "judge:relevance entry that no replay of the iteration reads" in found[0]
+    planted_gone = project.run("prune")
+    assert "removed 1 unused entry" in planted_gone.out
+    old = set(entry_folders(project, "helper/acme/greeting"))
+    project.scenario("helper/acme/greeting", {"answer": "yes"}, input="A changed question?")
+    project.record("--scenario", "helper/acme/greeting")
+    found = [f for f in messages(check(project), "unused") if "unused entry" in f]
+    assert len(found) == 2 and all(any(o.name in f for o in old) for f in found)
 
 
 def test_entries_it_cannot_read_or_understand_are_never_called_unused(

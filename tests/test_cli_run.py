@@ -67,7 +67,8 @@ def test_a_miss_fails_never_skips_and_explains_itself(project: Project) -> None:
     outcome = project.run("run")
     assert outcome.code == 1
     assert outcome.out.count("[missed]") == 2
-    assert "re-record: python -m harness run --refresh-cache --scenario helper/acme/greeting" in outcome.out
+    assert ("re-record: python -m harness run --record-missing --scripted --scenario "
+            "helper/acme/greeting") in outcome.out
     assert "recorded for this iteration: 1 other entry" in outcome.out
     assert "skipped" not in outcome.out.lower()
 
@@ -96,7 +97,7 @@ def test_expired_entry_fails_and_is_not_deleted(project: Project) -> None:
     before = project.cache_digest()
     outcome = project.run("run")
     assert outcome.code == 1 and "[expired]" in outcome.out and "expired on 2020-01-01" in outcome.out
-    assert "python -m harness run --refresh-cache --scenario" in outcome.out
+    assert "Re-record: python -m harness run --refresh-cache --scripted --scenario" in outcome.out
     assert project.cache_digest() == before
 
 

@@ -51,7 +51,7 @@ def test_offline_client_refuses_naming_everything_needed_to_fix_it(tmp_path: Pat
     message = str(info.value)
     assert message.startswith("eval-cache-miss: helper/acme/greeting iteration 0")
     assert "expected entry: eval-cache/cache/helper/acme/greeting/0/" in message
-    assert "re-record: python -m harness run --refresh-cache --scenario helper/acme/greeting" in message
+    assert "re-record: python -m harness run --record-missing --scenario helper/acme/greeting" in message
     assert "credentials: OPENAI_API_KEY from the environment or .env.evals" in message
 
 

@@ -6,6 +6,8 @@ import json
 from typing import Any
 from xml.etree import ElementTree as ET
 
+import pytest
+
 from conftest import Project
 
 WRONG_NO = {"why": "says no where the contract needs yes", "answer": {"json": {"answer": "no"}}}
@@ -112,8 +114,13 @@ def test_strength_is_in_every_report(project: Project) -> None:
     assert "strength" in markdown and "2/2" in markdown
     suite = ET.fromstring(project.run("report", "--format", "junit").out).find("testsuite")
     assert suite is not None
-    props = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    own = suite.find("properties")
+    assert own is not None
+    props = {p.get("name"): p.get("value") for p in own.iter("property")}
     assert props["strength"] == "2/2"
+    case = suite.find("testcase")
+    assert case is not None
+    assert {p.get("name"): p.get("value") for p in case.iter("property")}["strength"] == "2/2"
     page = project.run("report", "--format", "html").out
     assert '"strength": {"caught": 2, "total": 2}' in page.replace("\\u0022", '"')
 
@@ -133,3 +140,30 @@ def test_malformed_counterexamples_are_dataset_errors_naming_the_field(project: 
     assert "yes.yaml" in outcome.err and "counterexamples" in outcome.err
     assert "'nope' is not an assertion of this scenario" in outcome.err
     assert "'dup' names two counterexamples" in outcome.err
+
+
+def _pytest_project(pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> Project:
+    (pytester.path / "pyproject.toml").write_text('[project]\nname = "demo"\n')
+    project = Project(pytester.path, capsys)
+    project.agent()
+    lucky = {"name": "lucky", "why": "right field, invented source",
+             "answer": {"json": {"answer": "yes", "source": "made up"}}}
+    project.scenario("helper/acme/yes", {"answer": "yes"}, counterexamples=[WRONG_NO, lucky])
+    project.scenario("helper/globex/yes", {"answer": "yes"}, counterexamples=[WRONG_MAYBE])
+    assert project.record().code in (0, 1)
+    return project
+
+
+def test_pytest_fails_a_toothless_item_and_xdist_keeps_the_strength(
+        pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]) -> None:
+    project = _pytest_project(pytester, capsys)
+    serial = pytester.runpytest_subprocess("--evals", "-p", "no:cacheprovider")
+    serial.assert_outcomes(passed=1, failed=1)
+    serial.stdout.fnmatch_lines(["*[[]toothless] helper/acme/yes iteration 0*",
+                                 "*counterexample 'lucky'*passes every hard assertion*"])
+    parallel = pytester.runpytest_subprocess("--evals", "-n", "2", "-p", "no:cacheprovider")
+    parallel.assert_outcomes(passed=1, failed=1)
+    runs = sorted((project.results / "results").iterdir())
+    strengths = [json.loads((run / "run.json").read_text(encoding="utf-8"))["strength"]
+                 for run in runs[-2:]]
+    assert strengths[0] == strengths[1] == {"helper": {"caught": 2, "total": 3}}

@@ -97,7 +97,7 @@ def test_a_miss_fails_the_item_never_skips(pytester: pytest.Pytester, evals: Pro
     result.assert_outcomes(failed=2)
     result.stdout.fnmatch_lines([
         "*[[]missed] helper/acme/greeting iteration 0*",
-        "*re-record: python -m harness run --refresh-cache --scenario helper/acme/greeting*",
+        "*re-record: python -m harness run --record-missing --scripted --scenario helper/acme/greeting*",
     ])
     assert "skipped" not in result.stdout.str()
     assert evals.cache_digest() == before

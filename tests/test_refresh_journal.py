@@ -130,15 +130,15 @@ def test_sigkill_mid_refresh_then_resume_pays_only_for_the_calls_not_made(
 
 CRASH_WHILE_MATERIALISING = textwrap.dedent("""
     import os, signal, sys
-    import harness.cache.store as store
-    original = store._replace_dir
+    import harness.atomic as atomic
+    original = atomic._replace_folder
     count = {"n": 0}
-    def crash(temp, final):
+    def crash(temp, final, hook):
         count["n"] += 1
         if count["n"] == 2:  # the answer is journaled, its entry folder is only a temporary
             os.kill(os.getpid(), signal.SIGKILL)
-        original(temp, final)
-    store._replace_dir = crash
+        original(temp, final, hook)
+    atomic._replace_folder = crash
     from harness.cli import main
     sys.exit(main(["--project", sys.argv[1], "run", "--refresh-cache", "--concurrency", "1"]))
 """)

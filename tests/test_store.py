@@ -46,14 +46,35 @@ def test_write_then_read_round_trips_and_records_the_request(tmp_path: Path) -> 
     assert entry.response == RESPONSE
 
 
-def test_forced_prefix_collision_reads_as_a_miss_never_the_wrong_answer(tmp_path: Path) -> None:
+def _forge_key(key: str, position: int) -> str:
+    """``key`` with the hex digit at ``position`` changed: a true same-prefix key when position >= 16."""
+    return key[:position] + ("0" if key[position] != "0" else "1") + key[position + 1:]
+
+
+@pytest.mark.parametrize("position", [16, 40, 63])
+def test_a_forged_same_prefix_key_reads_as_a_miss_never_the_wrong_answer(tmp_path: Path,
+                                                                         position: int) -> None:
+    """Only the FULL key proves an entry: an entry.json holding another key that shares the
+    folder's 16-character prefix (and more: up to the last digit) is not this call's answer."""
+    store = CacheStore(tmp_path, ttl_days=730)
+    call = _call()
+    key = compute_key(call)
+    folder = store.write(call, key, RESPONSE, NOW)
+    meta = json.loads((folder / "entry.json").read_text())
+    meta["key"] = _forge_key(key, position)  # every other byte (payload, sha256) stays valid
+    (folder / "entry.json").write_text(json.dumps(meta))
+    with pytest.raises(EntryAbsent, match="shares the 16-character prefix"):
+        store.read(call, key, NOW)
+    forged = ChatCall(call.scenario_id, 0, "openai", "m1", call.request)
+    assert store.read(forged, meta["key"], NOW).response == RESPONSE  # the entry itself is intact
+
+
+def test_an_entry_moved_under_another_key_folder_is_corrupt_not_an_answer(tmp_path: Path) -> None:
     store = CacheStore(tmp_path, ttl_days=730)
     first, second = _call(text="first"), _call(text="second")
     first_folder = store.write(first, compute_key(first), RESPONSE, NOW)
-    # Force a 16-character prefix collision: put the first entry where the second one goes.
-    second_folder = store.path_for(second)
-    shutil.move(first_folder, second_folder)
-    with pytest.raises(EntryAbsent, match="shares the 16-character prefix"):
+    shutil.move(first_folder, store.path_for(second))  # its full key does not match the folder
+    with pytest.raises(CacheCorrupt, match="does not match its folder prefix"):
         store.read(second, compute_key(second), NOW)
 
 

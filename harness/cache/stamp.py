@@ -21,15 +21,15 @@ Two rules keep the stamp from costing adopters money or merges:
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness import __version__
+from harness.atomic import json_bytes, write_file
 from harness.cache.layout import STAMP_FILE
 from harness.key import CACHE_FORMAT_VERSION
+from harness.rerecord import rerecord_command
 from harness.strictload import load_json
 
 
@@ -63,15 +63,15 @@ def read_stamp(cache_root: Path) -> dict[str, Any] | None:
     return data
 
 
-def check_stamp(
-    cache_root: Path, refresh_command: str = "python -m harness run --refresh-cache"
-) -> StampStatus:
+def check_stamp(cache_root: Path, refresh_command: str | None = None) -> StampStatus:
     """Compare the stamp's cache format with this harness's; one distinct message per failure.
 
     The recorded ``harness_version`` is never compared: only a format change
     (which changes keys, and must bump :data:`~harness.key.CACHE_FORMAT_VERSION`)
-    can invalidate a tree.
+    can invalidate a tree. A missing stamp alone never asks for a paid refresh of
+    everything: a ``--record-missing`` run writes it and pays only for what is absent.
     """
+    refresh_command = refresh_command or rerecord_command()
     path = stamp_path(cache_root)
     try:
         data = read_stamp(cache_root)
@@ -82,7 +82,9 @@ def check_stamp(
     if data is None:
         return StampStatus(False, "eval-cache-missing-stamp",
                            f"{path.name} is missing in {cache_root.name}/: the cache was never "
-                           f"recorded (or the stamp was deleted). Record it: {refresh_command}")
+                           f"recorded (or the stamp was deleted). Write it: "
+                           f"{rerecord_command(fix='missing')} (it records only what is missing; "
+                           "add --scripted for agents with a script)")
     if recorded_format != CACHE_FORMAT_VERSION:
         return StampStatus(False, "eval-cache-stale-pin",
                            f"cache format: recorded {recorded_format} vs current "
@@ -117,8 +119,5 @@ def write_stamp(cache_root: Path, *, ttl_days: int) -> bool:
     wanted = desired_stamp(existing, ttl_days=ttl_days)
     if existing == wanted:
         return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f"{path.name}.tmp-{os.getpid()}")
-    temp.write_bytes((json.dumps(wanted, indent=2, sort_keys=True) + "\n").encode("utf-8"))
-    os.replace(temp, path)
+    write_file(path, json_bytes(wanted))
     return True

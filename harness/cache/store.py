@@ -11,26 +11,25 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
-import secrets
 import shutil
 import threading
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from harness import __version__
+from harness.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
+from harness.cache.verify import parse_time, read_file, response_from_json, verify_entry
 from harness.clock import utc_now as utc_now  # re-exported: the one clock (harness.clock)
-from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
-from harness.errors import CacheCorrupt, CacheExpired, rerecord_command
-from harness.key import CACHE_FORMAT_VERSION, compute_key
-from harness.strictload import load_json
+from harness.entities import ChatCall, ChatResponse, JsonObject
+from harness.errors import CacheCorrupt, CacheExpired
+from harness.key import CACHE_FORMAT_VERSION, compute_key, short_key
 
-_TEMP_PREFIX = ".tmp-"
-_CHUNK = 1 << 16
+__all__ = ["CacheStore", "Entry", "EntryAbsent", "format_time", "parse_time", "read_file",
+           "response_from_json", "response_to_json", "utc_now"]
+_TEMP_PREFIX = TEMP_PREFIX
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,11 +64,6 @@ def format_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def parse_time(text: str) -> datetime:
-    """Inverse of :func:`format_time` (also accepts ``+00:00``)."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
-
 def response_to_json(response: ChatResponse) -> JsonObject:
     """The stored, provider-neutral form of a response."""
     return {
@@ -84,37 +78,14 @@ def response_to_json(response: ChatResponse) -> JsonObject:
     }
 
 
-def response_from_json(data: Any) -> ChatResponse:
-    """Rebuild a response; raises ``KeyError``/``TypeError``/``ValueError`` on a bad shape."""
-    if not isinstance(data, dict):
-        raise TypeError("the payload is not a JSON object")
-    usage = data.get("usage") or {}
-    content = data["content"]
-    if content is not None and not isinstance(content, str):
-        raise TypeError("content is neither a string nor null")
-    return ChatResponse(
-        content=content,
-        tool_calls=tuple(
-            ToolCall(name=str(c["name"]), arguments=dict(c.get("arguments") or {}))
-            for c in data.get("tool_calls") or []
-        ),
-        finish_reason=str(data.get("finish_reason") or "stop"),
-        usage=Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
-        model=data.get("model"),
-    )
-
-
-def _dump(value: Any) -> bytes:
-    """Pretty, sorted JSON with a final newline: stable bytes and a readable git diff."""
-    return (json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-
-
 class CacheStore:
     """Reads and (in refresh mode) writes the committed entry tree under ``root``."""
 
-    def __init__(self, root: Path, *, ttl_days: int) -> None:
+    def __init__(self, root: Path, *, ttl_days: int, on_write_step: StepHook | None = None) -> None:
         self.root = root
         self.ttl_days = ttl_days
+        self.on_write_step = on_write_step
+        """Test seam of :func:`harness.atomic.write_folder`: called after each step of a write."""
         self._unsynced: list[Path] = []
         self._lock = threading.Lock()
 
@@ -145,47 +116,32 @@ class CacheStore:
         return entry_dir(self.root, call.scenario_id, call.iteration, key or compute_key(call))
 
     def read(self, call: ChatCall, key: str, now: datetime) -> Entry:
-        """The verified entry for ``key``.
+        """The verified entry for ``key`` (see :func:`harness.cache.verify.verify_entry`).
 
-        Raises :class:`EntryAbsent` when there is none (a prefix collision counts as none),
-        :class:`CacheCorrupt` when the entry cannot be trusted and :class:`CacheExpired`
-        when its TTL has passed. Nothing is ever deleted or rewritten here.
+        Raises :class:`EntryAbsent` when there is none (a 16-character prefix collision
+        counts as none: only the FULL key is compared), :class:`CacheCorrupt` when the
+        entry cannot be trusted and :class:`CacheExpired` when its TTL has passed. Nothing
+        is ever deleted or rewritten here. The messages carry no re-record command: the
+        caching client adds the one that fits the agent (:mod:`harness.rerecord`).
         """
         folder = f"{self.root}/{entry_location(call.scenario_id, call.iteration, key)}"
-        meta_file = f"{folder}/{ENTRY_FILE}"
-        try:
-            meta_bytes = read_file(meta_file)
-        except (FileNotFoundError, NotADirectoryError):
-            raise EntryAbsent(Path(folder), "no entry folder for this key") from None
-        try:
-            meta = load_json(meta_bytes)
-            stored_key = meta["key"]
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _corrupt(call, f"{meta_file}: entry.json is unreadable ({exc})") from exc
-        if stored_key != key:
-            raise EntryAbsent(Path(folder), f"the folder holds another key ({stored_key[:24]}...) "
+        found = verify_entry(folder, call.scenario_id, call.iteration, short_key(key))
+        if found.absent:
+            raise EntryAbsent(Path(folder), "no entry folder for this key")
+        stored = found.key
+        if stored is not None and stored != key and stored[:len(short_key(key))] == short_key(key):
+            raise EntryAbsent(Path(folder), f"the folder holds another key ({stored[:24]}...) "
                                             "that shares the 16-character prefix")
-        contents_file = f"{folder}/{CONTENTS_FILE}"
-        try:
-            payload = read_file(contents_file)
-        except FileNotFoundError:
-            raise _corrupt(call, f"{contents_file}: missing beside its entry.json") from None
-        if hashlib.sha256(payload).hexdigest() != meta.get("contents_sha256"):
-            raise _corrupt(call, f"{contents_file}: bytes do not match the sha256 in entry.json "
-                               "(edited by hand, or line endings changed: check .gitattributes)")
-        try:
-            response = response_from_json(load_json(payload))
-            created = parse_time(meta["created"])
-            expires = parse_time(meta["expires"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise _corrupt(call, f"{folder}: entry cannot be decoded ({exc})") from exc
-        if expires <= now:
+        if found.problems or found.response is None or found.expires is None or found.created is None:
+            raise CacheCorrupt(f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} "
+                               f"cannot be trusted: {'; '.join(found.problems)}.")
+        if found.expires <= now:
             raise CacheExpired(
                 f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} expired "
-                f"on {format_time(expires)} (recorded {format_time(created)}); it is kept as it "
-                f"is. Re-record: {rerecord_command(call.scenario_id)}")
-        recorded = meta.get("provenance")
-        return Entry(folder, key, created, expires, response,
+                f"on {format_time(found.expires)} (recorded {format_time(found.created)}); it is kept "
+                "as it is.")
+        recorded = (found.meta or {}).get("provenance")
+        return Entry(folder, key, found.created, found.expires, found.response,
                      recorded if isinstance(recorded, dict) else None)
 
     def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime,
@@ -196,8 +152,8 @@ class CacheStore:
         beside the key, never in it.
         """
         final = self.path_for(call, key)
-        payload = _dump(response_to_json(response))
-        meta = {
+        payload = json_bytes(response_to_json(response))
+        meta: JsonObject = {
             "format_version": CACHE_FORMAT_VERSION,
             "harness_version": __version__,
             "key": key,
@@ -214,19 +170,10 @@ class CacheStore:
             meta["purpose"] = call.purpose
         if provenance is not None:
             meta["provenance"] = provenance
-        parent = final.parent
-        parent.mkdir(parents=True, exist_ok=True)
-        temp = parent / f"{_TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
-        temp.mkdir()
-        try:
-            _write(temp / CONTENTS_FILE, payload)
-            _write(temp / ENTRY_FILE, _dump(meta))
-            _replace_dir(temp, final)
-            with self._lock:
-                self._unsynced.append(final)
-        except BaseException:
-            shutil.rmtree(temp, ignore_errors=True)
-            raise
+        write_folder(final, {CONTENTS_FILE: payload, ENTRY_FILE: json_bytes(meta)},
+                     on_step=self.on_write_step)
+        with self._lock:
+            self._unsynced.append(final)
         return final
 
     def entries_of(self, scenario_id: str, iteration: int) -> list[Path]:
@@ -250,41 +197,3 @@ class CacheStore:
         for path in stale:
             shutil.rmtree(path, ignore_errors=True)
         return len(stale)
-
-
-def _corrupt(call: ChatCall, reason: str) -> CacheCorrupt:
-    """A corrupt-entry error that says how to get a trustworthy entry back."""
-    return CacheCorrupt(f"{call.scenario_id} iteration {call.iteration}: {reason}. "
-                        f"Re-record: {rerecord_command(call.scenario_id)}")
-
-
-def read_file(path: str | Path) -> bytes:
-    """A whole small file, without the buffered-reader set-up of ``open()`` (a replay reads
-    two files per call: this is the hot path)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    try:
-        chunk = os.read(fd, _CHUNK)
-        if len(chunk) < _CHUNK:  # a short read of a regular file is its end
-            return chunk
-        chunks = [chunk]
-        while chunk := os.read(fd, _CHUNK):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
-def _write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(data)
-
-
-def _replace_dir(temp: Path, final: Path) -> None:
-    """Rename ``temp`` to ``final``; an old ``final`` is moved aside first, then removed."""
-    if not final.exists():
-        os.replace(temp, final)
-        return
-    old = final.parent / f"{_TEMP_PREFIX}old-{final.name}-{secrets.token_hex(3)}"
-    os.replace(final, old)
-    os.replace(temp, final)
-    shutil.rmtree(old, ignore_errors=True)

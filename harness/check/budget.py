@@ -13,6 +13,7 @@ from __future__ import annotations
 from harness.cache.layout import ENTRIES_DIR
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
+from harness.rerecord import rerecord_command
 
 GUARD = "budget"
 
@@ -27,7 +28,7 @@ def check(ctx: CheckContext) -> GuardResult:
             GUARD, ctx.rel(entries_dir),
             "holds no file: the path budget cannot be checked over an empty tree (a canary over "
             "zero files is blind)",
-            "record the cache (python -m harness run --refresh-cache), or fix [tool.harness] cache"),))
+            "record the cache (" + rerecord_command(fix="missing") + "), or fix [tool.harness] cache"),))
     paths = sorted((ctx.rel(p) for p in (*ctx.cache_files, *ctx.dataset_files)),
                    key=lambda rel: (-len(rel), rel))
     worst = paths[0]

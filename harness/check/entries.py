@@ -9,7 +9,6 @@ it does not understand is a guard that cannot fail.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass
@@ -17,15 +16,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from harness.atomic import TEMP_PREFIX
 from harness.cache.layout import CONTENTS_FILE, ENTRIES_DIR, ENTRY_FILE
-from harness.cache.store import parse_time, response_from_json
+from harness.cache.verify import verify_entry
 from harness.key import SHORT_KEY_LENGTH
-from harness.strictload import load_json
+from harness.links import RULE as SYMLINK_RULE
 
-#: Prefix of the folders (and stamp files) a write builds before renaming them into place.
-TEMP_PREFIX = ".tmp-"
 _DEPTH = 5  # agent / tenant / name / iteration / key16
-_FULL_KEY = re.compile(r"[0-9a-f]{64}")
 _SHORT_KEY = re.compile(rf"[0-9a-f]{{{SHORT_KEY_LENGTH}}}")
 
 
@@ -45,7 +42,7 @@ class EntryRecord:
     @property
     def key(self) -> str | None:
         key = (self.meta or {}).get("key")
-        return key if isinstance(key, str) else None
+        return key if isinstance(key, str) else None  # a non-string key is one of the problems
 
     @property
     def purpose(self) -> str:
@@ -69,7 +66,9 @@ def scan_tree(cache_root: Path) -> CacheTree:
     temps = sorted(p for p in cache_root.glob(f"*{TEMP_PREFIX}*") if p.is_file())
     strays: list[tuple[Path, str]] = []
     base = cache_root / ENTRIES_DIR
-    if base.is_dir():
+    if base.is_symlink():
+        strays.append((base, SYMLINK_RULE.format(root=f"{cache_root.name}/")))
+    elif base.is_dir():
         _walk(base, base, 0, entries, temps, strays)
     return CacheTree(tuple(entries), tuple(temps), tuple(strays))
 
@@ -77,9 +76,11 @@ def scan_tree(cache_root: Path) -> CacheTree:
 def _walk(base: Path, folder: Path, depth: int, entries: list[EntryRecord], temps: list[Path],
           strays: list[tuple[Path, str]]) -> None:
     with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per child
-        children = sorted((Path(e.path), e.is_dir()) for e in scan)
-    for child, is_dir in children:
-        if child.name.startswith(TEMP_PREFIX):
+        children = sorted((Path(e.path), e.is_dir(follow_symlinks=False), e.is_symlink()) for e in scan)
+    for child, is_dir, is_link in children:
+        if is_link:
+            strays.append((child, SYMLINK_RULE.format(root=f"{base.parent.name}/")))
+        elif child.name.startswith(TEMP_PREFIX):
             temps.append(child)
         elif not is_dir:
             strays.append((child, "a file outside any entry folder (the layout is "
@@ -91,7 +92,12 @@ def _walk(base: Path, folder: Path, depth: int, entries: list[EntryRecord], temp
 
 
 def inspect_entry(folder: Path, location: Path) -> EntryRecord:
-    """Read one entry folder; ``location`` is ``agent/tenant/name/iteration/key16``."""
+    """Read one entry folder; ``location`` is ``agent/tenant/name/iteration/key16``.
+
+    The entry itself is verified by :func:`harness.cache.verify.verify_entry`, the
+    verifier a run uses, so ``check`` and ``run`` accept the same entries with the
+    same reasons; the layout (folder names, extra files) is this survey's part.
+    """
     parts = location.parts
     scenario_id = "/".join(parts[:3])
     problems: list[str] = []
@@ -100,59 +106,13 @@ def inspect_entry(folder: Path, location: Path) -> EntryRecord:
         problems.append(f"iteration folder '{parts[3]}' is not a plain number (0, 1, 2...)")
     if not _SHORT_KEY.fullmatch(folder.name):
         problems.append(f"folder name '{folder.name}' is not a {SHORT_KEY_LENGTH}-hex key prefix")
-    for child in sorted(folder.iterdir()):
-        if child.name not in (ENTRY_FILE, CONTENTS_FILE):
-            problems.append(f"unexpected {'folder' if child.is_dir() else 'file'} '{child.name}'")
-    meta = _read_meta(folder / ENTRY_FILE, problems)
-    created = expires = None
-    payload = _read_payload(folder / CONTENTS_FILE, problems)
-    if meta is not None:
-        _check_identity(meta, folder.name, scenario_id, iteration, problems)
-        try:
-            created, expires = parse_time(meta["created"]), parse_time(meta["expires"])
-        except (KeyError, TypeError, ValueError) as exc:
-            problems.append(f"entry.json has no readable created/expires ({exc!r})")
-        if payload is not None and hashlib.sha256(payload).hexdigest() != meta.get("contents_sha256"):
-            problems.append("contents.data bytes do not match contents_sha256 in entry.json (edited by "
-                            "hand, or line endings converted by git: check .gitattributes)")
-    if payload is not None:
-        try:
-            response_from_json(load_json(payload))
-        except (ValueError, KeyError, TypeError) as exc:
-            problems.append(f"contents.data does not decode as a response ({exc!r})")
-    return EntryRecord(folder, scenario_id, iteration, meta, tuple(problems), created, expires)
-
-
-def _read_meta(path: Path, problems: list[str]) -> dict[str, Any] | None:
-    if not path.is_file():
-        problems.append("entry.json is missing")
-        return None
-    try:
-        meta = load_json(path.read_bytes())
-    except ValueError as exc:
-        problems.append(f"entry.json does not parse ({exc})")
-        return None
-    if not isinstance(meta, dict):
-        problems.append("entry.json is not a JSON object")
-        return None
-    return meta
-
-
-def _read_payload(path: Path, problems: list[str]) -> bytes | None:
-    if not path.is_file():
-        problems.append("contents.data is missing")
-        return None
-    return path.read_bytes()
-
-
-def _check_identity(meta: dict[str, Any], short: str, scenario_id: str, iteration: int | None,
-                    problems: list[str]) -> None:
-    key = meta.get("key")
-    if not isinstance(key, str) or not _FULL_KEY.fullmatch(key):
-        problems.append(f"entry.json has no valid 64-hex 'key' (got {str(key)[:24]!r})")
-    elif not key.startswith(short):
-        problems.append(f"full key {key[:SHORT_KEY_LENGTH]}... does not match its folder prefix {short}")
-    if meta.get("scenario") != scenario_id:
-        problems.append(f"entry.json names scenario {meta.get('scenario')!r} but sits under {scenario_id}")
-    if iteration is not None and meta.get("iteration") != iteration:
-        problems.append(f"entry.json names iteration {meta.get('iteration')!r} but sits under {iteration}")
+    with os.scandir(folder) as scan:
+        for child in sorted(scan, key=lambda c: c.name):
+            if child.name not in (ENTRY_FILE, CONTENTS_FILE):
+                kind = "symbolic link" if child.is_symlink() else (
+                    "folder" if child.is_dir(follow_symlinks=False) else "file")
+                problems.append(f"unexpected {kind} '{child.name}'")
+    found = verify_entry(str(folder), scenario_id, iteration, folder.name)
+    problems.extend(found.problems)
+    return EntryRecord(folder, scenario_id, iteration, found.meta, tuple(problems), found.created,
+                       found.expires)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.check.findings import Finding, GuardResult
+from harness.rerecord import rerecord_command
 
 if TYPE_CHECKING:
     from harness.check.context import CheckContext
@@ -87,5 +88,5 @@ def cannot_observe(ctx: CheckContext, guard: str, what: str) -> GuardResult | No
     if not ctx.cache_files:
         return GuardResult(guard, "no cache file to check", (Finding(
             guard, ctx.cache_rel, f"holds no file: {what} cannot be checked over an empty set",
-            "record the cache (python -m harness run --refresh-cache), or fix [tool.harness] cache"),))
+            "record the cache (" + rerecord_command(fix="missing") + "), or fix [tool.harness] cache"),))
     return None

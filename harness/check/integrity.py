@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.errors import rerecord_command
+from harness.rerecord import for_scenario
 
 GUARD = "integrity"
 
@@ -21,12 +21,17 @@ def check(ctx: CheckContext) -> GuardResult:
     """One finding per reason per corrupt entry, plus temporary leftovers and stray files."""
     findings: list[Finding] = []
     corrupt = 0
+    agents = ctx.dataset.agents if ctx.dataset is not None else None
+
+    def hint(scenario_id: str) -> str:
+        return for_scenario(agents, scenario_id).command(scenario_id)
+
     for entry in ctx.tree.entries:
         if entry.problems:
             corrupt += 1
         findings.extend(
             Finding(GUARD, ctx.rel(entry.folder), f"corrupt entry: {reason}",
-                    f"re-record it ({rerecord_command(entry.scenario_id)}), or delete the folder")
+                    f"re-record it ({hint(entry.scenario_id)}), or delete the folder")
             for reason in entry.problems)
     findings.extend(
         Finding(GUARD, ctx.rel(temp), "leftover temporary write of a killed or crashed refresh",

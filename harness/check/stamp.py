@@ -18,10 +18,11 @@ from harness.cache.store import format_time
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
 from harness.config import MIN_TTL_DAYS
-from harness.errors import rerecord_command
+from harness.rerecord import for_scenario, rerecord_command
 
 GUARD = "stamp"
-_REFRESH = "python -m harness run --refresh-cache"
+_REFRESH = rerecord_command()
+_RECORD = rerecord_command(fix="missing")
 
 
 def check(ctx: CheckContext) -> GuardResult:
@@ -29,9 +30,10 @@ def check(ctx: CheckContext) -> GuardResult:
     findings: list[Finding] = []
     path = stamp_path(ctx.config.cache)
     where = ctx.rel(path)
-    status = check_stamp(ctx.config.cache, _REFRESH)
+    status = check_stamp(ctx.config.cache)
     if not status.ok:
-        fix = {"eval-cache-missing-stamp": f"record the cache: {_REFRESH}",
+        fix = {"eval-cache-missing-stamp":
+               f"write it (records only what is missing, free with --scripted): {_RECORD}",
                "eval-cache-stale-pin": f"re-record every scenario (the key changed): {_REFRESH}"}
         findings.append(Finding(GUARD, where, str(status),
                                 fix.get(status.code, f"re-record: {_REFRESH}")))
@@ -57,6 +59,11 @@ def _stamp_ttl(path: Path) -> object:
 
 def _entry_ttls(ctx: CheckContext) -> list[Finding]:
     findings = []
+    agents = ctx.dataset.agents if ctx.dataset is not None else None
+
+    def hint(scenario_id: str) -> str:
+        return for_scenario(agents, scenario_id).command(scenario_id)
+
     for entry in ctx.tree.entries:
         if entry.created is None or entry.expires is None:
             continue  # unreadable timestamps are the integrity guard's finding
@@ -65,11 +72,11 @@ def _entry_ttls(ctx: CheckContext) -> list[Finding]:
             days = (entry.expires - entry.created).days
             findings.append(Finding(
                 GUARD, where, f"recorded with a TTL of {days} day(s), under {MIN_TTL_DAYS}",
-                f"re-record with ttl_days >= {MIN_TTL_DAYS}: {rerecord_command(entry.scenario_id)}",
+                f"re-record with ttl_days >= {MIN_TTL_DAYS}: {hint(entry.scenario_id)}",
                 field="expires"))
         elif entry.expires <= ctx.now:
             findings.append(Finding(
                 GUARD, where, f"expired on {format_time(entry.expires)} (recorded "
                 f"{format_time(entry.created)})",
-                f"re-record: {rerecord_command(entry.scenario_id)}", field="expires"))
+                f"re-record: {hint(entry.scenario_id)}", field="expires"))
     return findings

@@ -1,39 +1,45 @@
-"""Unused-entry guard: entries no current scenario references, and scenarios with no entry.
+"""Unused-entry guard: "used" is what an offline replay READS, nothing else.
 
 A prompt change or a deleted scenario leaves entries nobody will ever read;
-they bloat every clone and hide the one entry that matters when someone reads
-the tree. The referenced set is computed exactly as a run computes it (the
-key of every selected scenario iteration), so an entry is either what a run
-would read, or an orphan that ``python -m harness prune`` may remove.
+they bloat every clone and hide the one entry that matters. Deciding which
+ones from a second derivation of keys went wrong three ways (a Python agent's
+second call, a tool loop's follow-up after an expired first entry, the judges
+of a corrupt agent entry were all called unused, and prune deleted paid
+answers). So the guard replays every selected scenario iteration offline,
+exactly as ``run`` does (agent calls, tool-loop follow-ups, Python agents'
+calls, judges), through the same caching client, and an entry is referenced
+when that replay read it.
+
+An iteration that does not replay completely (a miss, an expired or corrupt
+entry, an error, a judge miss) cannot tell what it would read after the failing
+call, so none of its entries is ever classified unused: it is listed as a
+failure to fix first, and prune refuses to run while there is one (unless
+``--force``, and even then it keeps every entry of such an iteration).
 
 Scope: a filtered check only looks at the entries of scenarios the filters
 select (a deleted scenario is in scope when its id passes the agent, tenant
-and scenario filters and no ``--type`` filter is given, since its type is
-gone with it). Corrupt entries are left to the integrity guard, and entries
-with a ``purpose`` this version does not know are left alone: what cannot be
-read or understood is never classified, so prune never deletes it.
+and scenario filters and no ``--type`` filter is given, since its type is gone
+with it). Corrupt entries are left to the integrity guard, and entries with a
+``purpose`` this version does not know are left alone: what cannot be read or
+understood is never classified, so prune never deletes it.
 """
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
-from harness.cache.layout import entry_dir
-from harness.cache.store import CacheStore
+from harness.cache.layout import entry_dir, iteration_dir
 from harness.check.context import CheckContext
 from harness.check.entries import CacheTree, EntryRecord
 from harness.check.findings import Finding, GuardResult
-from harness.clients.caching import CachingClient
-from harness.clients.offline import OfflineClient
-from harness.config import MIN_TTL_DAYS
+from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection
-from harness.entities import ChatCall, Scenario
-from harness.errors import HarnessError, rerecord_command
-from harness.execution import run_agent
-from harness.key import compute_key
+from harness.entities import Scenario
+from harness.replay import IterationReplay, replay_reads
+from harness.rerecord import Fix, Rerecord
 
 GUARD = "unused"
 JUDGE_PREFIX = ("judge:", "rubric:")  # graders of an answer: built-in judges and rubric items
@@ -41,7 +47,7 @@ JUDGE_PREFIX = ("judge:", "rubric:")  # graders of an answer: built-in judges an
 
 @dataclass(frozen=True)
 class Orphan:
-    """An entry folder no selected scenario iteration references, and why."""
+    """An entry folder no selected scenario iteration reads, and why."""
 
     folder: Path
     scenario_id: str
@@ -49,12 +55,18 @@ class Orphan:
 
 
 @dataclass(frozen=True)
-class Missing:
-    """A selected scenario iteration whose entry is not in the tree."""
+class Failure:
+    """A selected scenario iteration that does not replay: its entries stay unclassified."""
 
     scenario_id: str
     iteration: int
+    status: str
+    """``missed``, ``expired``, ``corrupt`` or ``error``."""
+    message: str
     folder: Path
+    """The iteration folder (or, for a miss, the entry folder the replay expected)."""
+    hint: str
+    """The command that fixes it (:mod:`harness.rerecord`)."""
 
 
 @dataclass(frozen=True)
@@ -62,44 +74,15 @@ class Usage:
     """The classification of the in-scope part of the tree."""
 
     orphans: tuple[Orphan, ...]
-    missing: tuple[Missing, ...]
+    failures: tuple[Failure, ...]
     referenced: int
+    kept: int = 0
+    """Readable in-scope entries left alone because their iteration does not replay."""
 
-
-def referenced_keys(dataset: Dataset, selection: Selection) -> dict[tuple[str, int], str]:
-    """``{(scenario id, iteration): key}`` for every selected scenario iteration, as a run keys them."""
-    keys: dict[tuple[str, int], str] = {}
-    for scenario in selection.apply(dataset.scenarios):
-        agent = dataset.agents[scenario.agent]
-        request = dataset.request_for(scenario)
-        for iteration in range(scenario.iterations):
-            call = ChatCall(scenario.id, iteration, agent.provider, agent.model, request)
-            keys[(scenario.id, iteration)] = compute_key(call)
-    return keys
-
-
-def loop_keys(cache_root: Path, dataset: Dataset, selection: Selection) -> set[str]:
-    """Keys of the follow-up calls of tool loops, found by replaying them offline.
-
-    The key of a call after a scripted tool result depends on the recorded answer
-    before it, so it cannot be computed from the scenario alone: an offline
-    replay (reads only, stops at the first miss) lists exactly what a run reads.
-    """
-    store = CacheStore(cache_root, ttl_days=MIN_TTL_DAYS)
-    keys: set[str] = set()
-    for scenario in selection.apply(dataset.scenarios):
-        if not scenario.tool_results:
-            continue
-        agent = dataset.agents[scenario.agent]
-        offline = OfflineClient(agent.provider, agent.model, store=store,
-                                project_root=cache_root, credentials_file=None)
-        request = dataset.request_for(scenario)
-        for iteration in range(scenario.iterations):
-            client = CachingClient(offline, store).bind(scenario.id, iteration)
-            with contextlib.suppress(HarnessError):
-                run_agent(agent, request, client, scenario)
-            keys.update(call.key for call in client.calls)
-    return keys
+    @property
+    def missing(self) -> tuple[Failure, ...]:
+        """The failures that are plain misses (a run would miss)."""
+        return tuple(f for f in self.failures if f.status == "missed")
 
 
 def in_scope(scenario_id: str, scenarios: dict[str, Scenario], selection: Selection) -> bool:
@@ -117,34 +100,43 @@ def in_scope(scenario_id: str, scenarios: dict[str, Scenario], selection: Select
         fnmatch.fnmatchcase(scenario_id, g) or fnmatch.fnmatchcase(name, g) for g in selection.scenarios)
 
 
-def classify(cache_root: Path, dataset: Dataset, selection: Selection, tree: CacheTree) -> Usage:
-    """Split the in-scope entries into referenced and orphans; list referenced keys with no entry."""
-    refs = referenced_keys(dataset, selection)
-    followers = loop_keys(cache_root, dataset, selection)
+def classify(config: HarnessConfig, dataset: Dataset, selection: Selection, tree: CacheTree,
+             now: datetime) -> Usage:
+    """Replay the selection offline, then split the in-scope entries into read, orphans and kept."""
+    replays = replay_reads(config, dataset, selection, now)
     scenarios = {s.id: s for s in dataset.scenarios}
-    by_folder = {e.folder: e for e in tree.entries}
+    failures = tuple(_failure(config, dataset, r) for r in replays if r.failure)
+    failed = {(f.scenario_id, f.iteration) for f in failures}
+    read = {(r.scenario_id, r.iteration, key) for r in replays for key in r.keys}
     readable = [e for e in tree.entries if not e.problems and e.iteration is not None
                 and (not e.purpose or e.purpose.startswith(JUDGE_PREFIX))
                 and in_scope(e.scenario_id, scenarios, selection)]
-    current = {(e.scenario_id, e.iteration) for e in readable
-               if not e.purpose and refs.get((e.scenario_id, e.iteration or 0)) == e.key}
     orphans: list[Orphan] = []
+    referenced = kept = 0
     for entry in readable:
-        reason = "" if entry.key in followers else _orphan_reason(entry, scenarios, refs, current)
+        if (entry.scenario_id, entry.iteration, entry.key) in read:
+            referenced += 1
+            continue
+        reason = _orphan_reason(entry, scenarios, failed)
         if reason:
             orphans.append(Orphan(entry.folder, entry.scenario_id, reason))
-    missing = []
-    for (scenario_id, iteration), key in refs.items():
-        folder = entry_dir(cache_root, scenario_id, iteration, key)
-        found = by_folder.get(folder)
-        if found is None or (not found.problems and found.key != key):
-            missing.append(Missing(scenario_id, iteration, folder))
-    return Usage(tuple(orphans), tuple(missing), len(readable) - len(orphans))
+        else:
+            kept += 1
+    return Usage(tuple(orphans), failures, referenced, kept)
 
 
-def _orphan_reason(entry: EntryRecord, scenarios: dict[str, Scenario], refs: dict[tuple[str, int], str],
-                   current: set[tuple[str, int | None]]) -> str:
-    """Why nothing references ``entry``, or ``""`` when something does."""
+def _failure(config: HarnessConfig, dataset: Dataset, replay: IterationReplay) -> Failure:
+    agent = dataset.agents.get(replay.scenario_id.split("/", 1)[0])
+    fix: Fix = "missing" if replay.failure == "missed" else "replace"
+    folder = (entry_dir(config.cache, replay.scenario_id, replay.iteration, replay.missed_key)
+              if replay.missed_key else iteration_dir(config.cache, replay.scenario_id, replay.iteration))
+    return Failure(replay.scenario_id, replay.iteration, replay.failure, replay.message, folder,
+                   Rerecord.of(agent).command(replay.scenario_id, fix=fix))
+
+
+def _orphan_reason(entry: EntryRecord, scenarios: dict[str, Scenario],
+                   failed: set[tuple[str, int]]) -> str:
+    """Why the replay did not read ``entry``, or ``""`` when it must be kept anyway."""
     scenario = scenarios.get(entry.scenario_id)
     if scenario is None:
         return f"scenario {entry.scenario_id} no longer exists (deleted or renamed)"
@@ -152,32 +144,35 @@ def _orphan_reason(entry: EntryRecord, scenarios: dict[str, Scenario], refs: dic
     if entry.iteration >= scenario.iterations:
         return (f"iteration {entry.iteration} is beyond the scenario's "
                 f"{scenario.iterations} iteration(s)")
+    if (entry.scenario_id, entry.iteration) in failed:
+        return ""  # the replay stopped early: what it would read next is unknown
     if entry.purpose.startswith(JUDGE_PREFIX):
-        if (entry.scenario_id, entry.iteration) in current:
-            return ""
-        return (f"{entry.purpose} entry of an iteration whose current agent entry is not recorded "
-                "(it judged an answer the scenario no longer produces)")
-    if entry.key == refs[(entry.scenario_id, entry.iteration)]:
-        return ""
-    return ("recorded for a request the scenario no longer produces (its prompt, model, options or "
-            "messages changed since)")
+        return (f"{entry.purpose} entry that no replay of the iteration reads (it judged an answer "
+                "the scenario no longer produces, or the judge changed)")
+    return ("recorded for a request the scenario no longer produces (its prompt, model, options, "
+            "messages or an earlier answer changed since); the offline replay does not read it")
 
 
 def check(ctx: CheckContext) -> GuardResult:
-    """Orphans and missing entries of the selected scenarios, all listed."""
+    """Orphans and iterations that do not replay, all listed."""
     if ctx.dataset is None:
         return GuardResult(GUARD, "the datasets do not load (see the datasets findings)", skipped=True)
-    usage = classify(ctx.config.cache, ctx.dataset, ctx.selection, ctx.tree)
+    usage = classify(ctx.config, ctx.dataset, ctx.selection, ctx.tree, ctx.now)
     findings = [
         Finding(GUARD, ctx.rel(o.folder), f"unused entry: {o.reason}",
                 "python -m harness prune --dry-run to review, then python -m harness prune")
         for o in usage.orphans
     ]
-    findings += [
-        Finding(GUARD, ctx.rel(m.folder), f"{m.scenario_id} iteration {m.iteration} has no entry: a run "
-                "would miss", f"record it: {rerecord_command(m.scenario_id)}")
-        for m in usage.missing
-    ]
+    for failure in usage.failures:
+        if failure.status == "missed":
+            message = (f"{failure.scenario_id} iteration {failure.iteration} has no entry: a run "
+                       "would miss")
+        else:
+            message = (f"{failure.scenario_id} iteration {failure.iteration} does not replay "
+                       f"({failure.status}): its entries are kept unclassified until it does")
+        findings.append(Finding(GUARD, ctx.rel(failure.folder), message, f"record it: {failure.hint}"))
     summary = (f"{usage.referenced} referenced, {len(usage.orphans)} unused, "
                f"{len(usage.missing)} missing")
+    if len(usage.failures) > len(usage.missing):
+        summary += f", {len(usage.failures) - len(usage.missing)} not replaying"
     return GuardResult(GUARD, summary, tuple(findings))

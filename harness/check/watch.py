@@ -21,6 +21,7 @@ from functools import cache
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
 from harness.check.gitrepo import NOT_A_REPO, NOT_A_REPO_FIX, GitError
+from harness.rerecord import rerecord_command
 
 GUARD = "watch"
 
@@ -106,7 +107,7 @@ def check(ctx: CheckContext) -> GuardResult:
         Finding(GUARD, path, f"changed since {ctx.since} and matches watch glob '{glob}', but nothing "
                 f"under {ctx.cache_rel}/ was re-recorded in the same change: the committed answers "
                 "were recorded against the old prompt or model",
-                "re-record the affected scenarios (python -m harness run --refresh-cache --scenario ...) "
+                f"re-record the affected scenarios ({rerecord_command()} --scenario <id>) "
                 f"and commit {ctx.cache_rel}/ with this change")
         for path, glob in hits)
     return GuardResult(GUARD, summary, findings)

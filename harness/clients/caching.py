@@ -31,9 +31,10 @@ from harness.cache.store import CacheStore, EntryAbsent, utc_now
 from harness.clients.base import ChatClient
 from harness.clients.provenance import SCRIPTED, complete_counted, endpoint_kind_of, provenance
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
-from harness.errors import HarnessError
+from harness.errors import CacheError, HarnessError
 from harness.key import compute_key
 from harness.providers.http import Receipt
+from harness.rerecord import Rerecord
 
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
@@ -103,10 +104,13 @@ class CachingClient:
         clock: Callable[[], datetime] = utc_now,
         journal: Journal | None = None,
         ledger: Ledger | None = None,
+        rerecord: Rerecord | None = None,
         rounds: bool = False,
     ) -> None:
         self.inner = inner
         self.ledger = ledger
+        self.rerecord = rerecord or Rerecord()
+        """How to re-record this agent's scenarios: appended to expired and corrupt errors."""
         self.provider = inner.provider
         self.model = inner.model
         self.store = store
@@ -151,6 +155,8 @@ class CachingClient:
                 entry = self.store.read(call, key, now)
             except EntryAbsent as absent:
                 absent_reason = absent.reason
+            except CacheError as error:  # present but unusable: only a refresh replaces it
+                raise error.with_hint(self.rerecord.command(call.scenario_id)) from error.__cause__
             else:
                 if self.ledger is not None:
                     self.ledger.from_cache()

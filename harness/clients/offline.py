@@ -15,7 +15,8 @@ from harness.cache.store import CacheStore
 from harness.clients.base import credential_variable
 from harness.diagnose import explain_miss
 from harness.entities import ChatCall, ChatResponse
-from harness.errors import CacheMiss, rerecord_command
+from harness.errors import CacheMiss
+from harness.rerecord import Rerecord
 
 
 class OfflineClient:
@@ -30,6 +31,7 @@ class OfflineClient:
         project_root: Path,
         credentials_file: Path | None,
         api_key_env: str | None = None,
+        rerecord: Rerecord | None = None,
     ) -> None:
         self.provider = provider
         self.model = model
@@ -37,6 +39,7 @@ class OfflineClient:
         self._root = project_root
         self._credentials_file = credentials_file
         self._api_key_env = api_key_env
+        self._rerecord = rerecord or Rerecord()
 
     def complete(self, call: ChatCall) -> ChatResponse:
         """Never answers: raises the miss, with the path, command and credentials to fix it."""
@@ -54,7 +57,7 @@ class OfflineClient:
             + (" (the request, model or provider changed since they were recorded)"
                if recorded else ""),
             *explain_miss(call, recorded, self._relative),
-            f"  re-record: {rerecord_command(call.scenario_id)}",
+            f"  re-record: {self._rerecord.command(call.scenario_id, fix='missing')}",
             f"  credentials: {variable} from the environment"
             + (f" or {credentials}" if credentials else ""),
         ]

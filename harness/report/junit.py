@@ -84,6 +84,9 @@ def _testcase(suite: ET.Element, record: dict[str, Any]) -> None:
         "expected_decision": record.get("expected_decision"),
         "actual_decision": record.get("actual_decision"),
     }
+    found = record.get("counterexamples") or []
+    if found:  # this scenario's assertion strength: counterexamples caught / declared
+        properties["strength"] = f"{sum(1 for c in found if c.get('caught'))}/{len(found)}"
     for judge in record.get("judges") or []:
         score = judge.get("score")
         text = (f"{score} ({judge['interpretation']})" if score is not None

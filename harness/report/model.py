@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.counterexamples import strength
+from harness.entities import BLOCKING_TYPES, FAILING_STATUSES
 from harness.provenance import answer_source
 from harness.results import (
-    BLOCKING_TYPES,
     IterationResult,
     RunSummary,
     counterexample_record,
@@ -109,7 +109,8 @@ def is_blocking(record: dict[str, Any]) -> bool:
 
 
 def failing(record: dict[str, Any]) -> bool:
-    return record.get("status") != "passed"
+    """The status fails the run (:data:`~harness.entities.FAILING_STATUSES`, the one definition)."""
+    return record.get("status") in FAILING_STATUSES
 
 
 def rows(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("agent", "tenant", "type"),

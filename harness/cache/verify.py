@@ -1,0 +1,190 @@
+"""The one entry verifier: what makes an entry folder trustworthy, for ``run`` and ``check`` alike.
+
+A replay (:meth:`harness.cache.store.CacheStore.read`) and the integrity guard of
+``check`` used to verify entries with two pieces of code, which disagreed: an
+entry ``check`` called intact could crash a run, and the other way round. Both
+now call :func:`verify_entry`, so they accept the same entries and word every
+reason the same way. Every reason is collected (the guard lists them all; a run
+names them all in one message). Hostile shapes are reasons, never tracebacks:
+``"key": 12345``, a timestamp without a zone, a folder where a file belongs, a
+symbolic link (the rule of :mod:`harness.links`).
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE
+from harness.entities import ChatResponse, ToolCall, Usage
+from harness.key import SHORT_KEY_LENGTH
+from harness.links import RULE
+from harness.strictload import load_json
+
+_FULL_KEY = re.compile(r"[0-9a-f]{64}")
+_CHUNK = 1 << 16
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+
+
+class NotAFile(OSError):
+    """A path of an entry exists but is no regular file: a folder, or a symbolic link."""
+
+
+@dataclass(frozen=True, slots=True)
+class VerifiedEntry:
+    """An entry folder as verified: its parsed parts and every reason it cannot be trusted."""
+
+    absent: bool
+    """``entry.json`` does not exist (nothing was ever recorded in this folder)."""
+    meta: dict[str, Any] | None
+    response: ChatResponse | None
+    created: datetime | None
+    expires: datetime | None
+    problems: tuple[str, ...]
+
+    @property
+    def key(self) -> str | None:
+        """The full key ``entry.json`` holds, when it is a 64-hex string."""
+        key = (self.meta or {}).get("key")
+        return key if isinstance(key, str) and _FULL_KEY.fullmatch(key) else None
+
+
+def parse_time(text: Any) -> datetime:
+    """An ISO-8601 timestamp WITH a zone (``Z`` or ``+00:00``); raises ``ValueError`` otherwise.
+
+    A naive timestamp cannot be compared with the (aware) clock: it would crash
+    the expiry check, so it is refused here, where it is named.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"not a string: {text!r}")
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone (write it with Z, e.g. 2028-11-29T12:00:00Z)")
+    return moment
+
+
+def read_file(path: str | os.PathLike[str], *, no_follow: bool = False) -> bytes:
+    """A whole small file; a folder (and, with ``no_follow``, a symbolic link) raises :class:`NotAFile`.
+
+    ``os.open``/``os.read`` skip the buffered-reader set-up of ``open()``: a replay
+    reads two files per call, this is the hot path.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _BINARY | (_NOFOLLOW if no_follow else 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotAFile(RULE.format(root="the cache root")) from None
+        if exc.errno in (errno.EISDIR, errno.EACCES) and os.path.isdir(path):
+            raise NotAFile("is a folder, not a file") from None
+        raise
+    try:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except IsADirectoryError:
+            raise NotAFile("is a folder, not a file") from None
+        if len(chunk) < _CHUNK:  # a short read of a regular file is its end
+            return chunk
+        chunks = [chunk]
+        while chunk := os.read(fd, _CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def response_from_json(data: Any) -> ChatResponse:
+    """Rebuild a response; raises ``KeyError``/``TypeError``/``ValueError`` on a bad shape."""
+    if not isinstance(data, dict):
+        raise TypeError("the payload is not a JSON object")
+    usage = data.get("usage") or {}
+    content = data["content"]
+    if content is not None and not isinstance(content, str):
+        raise TypeError("content is neither a string nor null")
+    return ChatResponse(
+        content=content,
+        tool_calls=tuple(
+            ToolCall(name=str(c["name"]), arguments=dict(c.get("arguments") or {}))
+            for c in data.get("tool_calls") or []
+        ),
+        finish_reason=str(data.get("finish_reason") or "stop"),
+        usage=Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+        model=data.get("model"),
+    )
+
+
+def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: str) -> VerifiedEntry:
+    """Read and verify the entry in ``folder``, which the layout places at ``scenario_id``/``iteration``.
+
+    ``short`` is the folder's name (the key prefix). Nothing is modified.
+    """
+    problems: list[str] = []
+    meta = _read_meta(f"{folder}/{ENTRY_FILE}", problems)
+    if meta is None and problems == [_MISSING_META]:
+        return VerifiedEntry(True, None, None, None, None, tuple(problems))
+    payload = _read(f"{folder}/{CONTENTS_FILE}", CONTENTS_FILE, problems)
+    created = expires = None
+    if meta is not None:
+        _check_identity(meta, short, scenario_id, iteration, problems)
+        try:
+            created, expires = parse_time(meta["created"]), parse_time(meta["expires"])
+        except (KeyError, TypeError, ValueError) as exc:
+            problems.append(f"entry.json has no readable created/expires ({exc!r})")
+        if payload is not None and hashlib.sha256(payload).hexdigest() != meta.get("contents_sha256"):
+            problems.append("contents.data bytes do not match contents_sha256 in entry.json (edited by "
+                            "hand, or line endings converted by git: check .gitattributes)")
+    response = None
+    if payload is not None:
+        try:
+            response = response_from_json(load_json(payload))
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            problems.append(f"contents.data does not decode as a response ({exc!r})")
+    return VerifiedEntry(False, meta, response, created, expires, tuple(problems))
+
+
+_MISSING_META = "entry.json is missing"
+
+
+def _read(path: str, name: str, problems: list[str]) -> bytes | None:
+    try:
+        return read_file(path, no_follow=True)
+    except (FileNotFoundError, NotADirectoryError):
+        problems.append(f"{name} is missing")
+    except NotAFile as exc:
+        problems.append(f"{name} {exc}")
+    except OSError as exc:
+        problems.append(f"{name} cannot be read ({exc.strerror or exc})")
+    return None
+
+
+def _read_meta(path: str, problems: list[str]) -> dict[str, Any] | None:
+    data = _read(path, ENTRY_FILE, problems)
+    if data is None:
+        return None
+    try:
+        meta = load_json(data)
+    except ValueError as exc:
+        problems.append(f"entry.json does not parse ({exc})")
+        return None
+    if not isinstance(meta, dict):
+        problems.append("entry.json is not a JSON object")
+        return None
+    return meta
+
+
+def _check_identity(meta: dict[str, Any], short: str, scenario_id: str, iteration: int | None,
+                    problems: list[str]) -> None:
+    key = meta.get("key")
+    if not isinstance(key, str) or not _FULL_KEY.fullmatch(key):
+        problems.append(f"entry.json has no valid 64-hex 'key' (got {str(key)[:24]!r})")
+    elif not key.startswith(short):
+        problems.append(f"full key {key[:SHORT_KEY_LENGTH]}... does not match its folder prefix {short}")
+    if meta.get("scenario") != scenario_id:
+        problems.append(f"entry.json names scenario {meta.get('scenario')!r} but sits under {scenario_id}")
+    if iteration is not None and meta.get("iteration") != iteration:
+        problems.append(f"entry.json names iteration {meta.get('iteration')!r} but sits under {iteration}")

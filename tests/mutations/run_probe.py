@@ -1,0 +1,157 @@
+"""Mutation probe: break the code on purpose, one way at a time, and prove a test notices.
+
+    python tests/mutations/run_probe.py [--only NAME ...] [--list]
+
+Each mutation is one exact text replacement in one file (the probe refuses to
+run if the original text is not found exactly once, so it cannot silently stop
+mutating after a refactor). For each, the probe copies the tree (``harness/``,
+``tests/``, ``pyproject.toml``) to a temporary folder, applies the mutation
+there (the worktree is never touched), and runs the tests that claim to guard
+it with that copy first on ``sys.path``. A mutation is KILLED when those tests
+fail, SURVIVED when they pass. The unmutated copy runs the same tests first:
+they must pass, or the probe's verdicts would mean nothing.
+
+Not collected by the default ``pytest`` run (it takes about a minute, it runs
+pytest in subprocesses); CI or a reviewer runs it directly. Exit code 0 when
+every mutation is killed, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class Mutation:
+    name: str
+    what: str
+    file: str
+    original: str
+    mutated: str
+    tests: tuple[str, ...]
+
+
+MUTATIONS = (
+    Mutation("key-prefix-only", "compare only the 16-character prefix of the key, not the full key",
+             "harness/cache/store.py", "stored is not None and stored != key and",
+             "stored is not None and stored[:16] != key[:16] and",
+             ("tests/test_store.py::test_a_forged_same_prefix_key_reads_as_a_miss_never_the_wrong_answer",)),
+    Mutation("write-in-place", "write an entry straight into its final folder (no temp folder, no rename)",
+             "harness/atomic.py",
+             'temp = parent / f"{TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"\n    temp.mkdir()',
+             "temp = final\n    temp.mkdir(exist_ok=True)",
+             ("tests/test_atomic_write.py",)),
+    Mutation("write-in-place-no-rename", "copy the temporary folder into place instead of renaming it",
+             "harness/atomic.py", "        _replace_folder(temp, final, hook)\n",
+             "        shutil.copytree(temp, final, dirs_exist_ok=True)\n        hook('renamed', final)\n",
+             ("tests/test_atomic_write.py",)),
+    Mutation("no-configured-key-redaction", "stop redacting the configured key from provider messages",
+             "harness/providers/http.py", "text = text.replace(secret, REDACTED)", "text = text",
+             ("tests/test_guarantees.py::test_a_configured_key_of_any_shape_is_redacted_from_provider_errors",)),
+    Mutation("ttl-strict", "an entry expires only AFTER its expiry instant (< instead of <=)",
+             "harness/cache/store.py", "if found.expires <= now:", "if found.expires < now:",
+             ("tests/test_guarantees.py::test_an_entry_is_expired_at_its_expiry_instant_and_valid_one_second_before",)),
+    Mutation("provider-answer-returned",
+             "the caching client returns the provider's object, not the entry read back",
+             "harness/clients/caching.py", "recorded = self.store.read(call, key, now).response",
+             "recorded = response",
+             ("tests/test_guarantees.py::test_a_recording_call_returns_the_entry_read_back_not_the_providers_object",)),
+    Mutation("iterations-budget-unchecked", "--iterations N is not checked against the path budget",
+             "harness/api.py", "if len(worst) > config.path_budget:", "if False:",
+             ("tests/test_guarantees.py::test_iterations_that_would_overflow_the_path_budget_are_refused_before_any_call",)),
+    Mutation("replay-first-call-only", "unused counts only the first call of an iteration as read "
+             "(the old key derivation)",
+             "harness/replay.py", "keys = frozenset(c.key for c in client.calls if c.cache_hit)",
+             "keys = frozenset(c.key for c in client.calls[:1] if c.cache_hit)",
+             ("tests/test_unused_replay.py",)),
+    Mutation("classify-failed-iterations", "entries of an iteration that does not replay are classified",
+             "harness/check/unused.py", "if (entry.scenario_id, entry.iteration) in failed:", "if False:",
+             ("tests/test_unused_replay.py",)),
+    Mutation("prune-never-refuses", "prune removes while a selected scenario does not replay",
+             "harness/prune.py", "if usage.failures and not force:", "if False:",
+             ("tests/test_unused_replay.py",)),
+    Mutation("hint-not-glob-escaped", "the --scenario value of a hint is not glob-escaped",
+             "harness/rerecord.py", "return glob.escape(scenario_id)", "return scenario_id",
+             ("tests/test_unused_replay.py",)),
+    Mutation("hint-not-quoted", "the re-record command is not shell-quoted",
+             "harness/rerecord.py", "return shlex.join(words)", 'return " ".join(words)',
+             ("tests/test_unused_replay.py",)),
+    Mutation("naive-timestamps-accepted", "a timestamp without a zone is accepted",
+             "harness/cache/verify.py", "if moment.tzinfo is None:", "if False:",
+             ("tests/test_entry_hostile.py",)),
+    Mutation("symlinks-allowed-in-run", "run does not refuse symbolic links in the cache",
+             "harness/api.py",
+             "refuse_symlinks(config.cache, config.relative(config.cache), config.relative)", "None",
+             ("tests/test_entry_hostile.py",)),
+)
+
+
+def _copy_tree(target: Path) -> None:
+    for name in ("harness", "tests"):
+        shutil.copytree(ROOT / name, target / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache"))
+    shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
+
+
+def _run_tests(tree: Path, tests: tuple[str, ...]) -> tuple[bool, float]:
+    """Run ``tests`` against the code in ``tree``; (passed, seconds)."""
+    env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("GITHUB_STEP_SUMMARY", None)
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                           "-p", "no:randomly", *tests], cwd=tree, env=env, capture_output=True,
+                          text=True, timeout=600)
+    return done.returncode == 0, time.perf_counter() - started
+
+
+def probe(mutation: Mutation) -> tuple[str, float]:
+    """``killed`` or ``SURVIVED`` (or ``baseline failed``), and the seconds the mutant's tests took."""
+    with tempfile.TemporaryDirectory(prefix="harness-mutant-") as temp:
+        tree = Path(temp)
+        _copy_tree(tree)
+        passed, _ = _run_tests(tree, mutation.tests)
+        if not passed:
+            return "baseline failed", 0.0
+        path = tree / mutation.file
+        text = path.read_text(encoding="utf-8")
+        count = text.count(mutation.original)
+        if count != 1:
+            raise SystemExit(f"{mutation.name}: the original text occurs {count} times in "
+                             f"{mutation.file}; update the probe")
+        path.write_text(text.replace(mutation.original, mutation.mutated), encoding="utf-8")
+        passed, seconds = _run_tests(tree, mutation.tests)
+        return ("SURVIVED" if passed else "killed"), seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="*", default=None, help="run only these mutations")
+    parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    args = parser.parse_args(argv)
+    selected = [m for m in MUTATIONS if args.only is None or m.name in args.only]
+    if args.list:
+        for m in selected:
+            print(f"{m.name:32} {m.file:28} {m.what}")
+        return 0
+    outcomes = []
+    for mutation in selected:
+        verdict, seconds = probe(mutation)
+        outcomes.append(verdict)
+        print(f"{verdict:15} {mutation.name:32} {seconds:5.1f}s  {mutation.what}", flush=True)
+    killed = outcomes.count("killed")
+    print(f"\n{killed} of {len(outcomes)} mutation(s) killed")
+    return 0 if killed == len(outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
