@@ -7,6 +7,7 @@ they can do, a script can do by calling it.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
@@ -110,7 +111,8 @@ class EvalSession:
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
         self.summary = RunSummary(run_id=run_id,
-                                  started=clock(), results_dir=config.results)
+                                  started=clock(), results_dir=config.results,
+                                  datasets=config.relative(config.datasets))
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
         if self.options.mode == "offline":
@@ -145,11 +147,13 @@ class EvalSession:
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         self.ledger.iteration_started()
+        started = time.perf_counter()
         try:
             result, output = run_iteration(agent, scenario, iteration, request, client,
                                            request_digest(request))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result)  # no model call
+            result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
             self._writer.write(result)
         finally:
             self.ledger.iteration_done()
@@ -262,7 +266,8 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
 
         recorder = session.batch_recorder(on_note)
         for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
-                                  advance=progress.advance if progress is not None else None):
+                                  advance=progress.advance if progress is not None else None,
+                                  workers=session.options.concurrency):
             session.summary.results.append(result.slim())
             if on_result is not None:
                 on_result(result)

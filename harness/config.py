@@ -131,6 +131,9 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
     if not isinstance(credentials, str):
         problems.append(f"{where}: 'credentials_file' must be a path string, got {credentials!r}")
         credentials = ".env.evals"
+    allowlist = section.get("allowlist", ".harness-allowlist")
+    if not isinstance(allowlist, str) or not allowlist.strip():
+        problems.append(f"{where}: 'allowlist' must be a non-empty path string, got {allowlist!r}")
     watch = section.get("watch", [])
     if not isinstance(watch, list) or not all(isinstance(w, str) for w in watch):
         problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")

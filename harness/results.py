@@ -74,6 +74,8 @@ class IterationResult:
     """``{provider, model}`` of the agent that answered."""
     transcript: tuple[JsonObject, ...] = ()
     """The conversation after the agent's system prompt, then the response."""
+    duration_ms: float = 0.0
+    """Wall time of the iteration (agent, assertions, judges): the JUnit ``time``."""
     counterexamples: tuple[CounterexampleResult, ...] = ()
     """The scenario's counterexamples as its hard assertions judged them (the same for every
     iteration; never a model call)."""
@@ -126,6 +128,8 @@ class RunSummary:
     finished: datetime | None = None
     stamp_problem: str = ""
     results: list[IterationResult] = field(default_factory=list)
+    datasets: str = ""
+    """The datasets folder relative to the project root (the JUnit classname's first part)."""
     metrics: list[MetricValue] = field(default_factory=list)
     """Declared metric values, computed when the run finishes."""
     accounting: dict[str, int] | None = None
@@ -177,6 +181,7 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "key": own[0].key if own else None,
         "cache_hit": all(c.cache_hit for c in own) if own else False,
         "latency_ms": round(sum(c.latency_ms for c in own), 3),
+        "duration_ms": round(result.duration_ms, 3),
         "usage": _usage(result.response),
         "calls": [c.to_json() for c in result.calls],
         "response": response_to_json(result.response) if result.response else None,
@@ -320,6 +325,7 @@ def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
         "finished": format_time(summary.finished) if summary.finished else None,
         "selection": selection,
         "stamp_problem": summary.stamp_problem,
+        "datasets": summary.datasets,
         "iterations": len(summary.results),
         "counts": dict(sorted(summary.counts.items())),
         "exit_code": summary.exit_code,
@@ -422,6 +428,7 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         metric_samples=tuple((record.get("metrics") or {}).items()),
         environment=dict(record.get("environment") or {}),
         transcript=tuple(record.get("transcript") or ()),
+        duration_ms=float(record.get("duration_ms") or 0.0),
         counterexamples=tuple(
             CounterexampleResult(c["name"], c.get("why", ""), tuple(c.get("rejected") or ()),
                                  tuple(c.get("let_through") or ()))

@@ -45,6 +45,23 @@ class StrictLoader(_Base):  # type: ignore[misc]
         _check_expansion(node)
         return super().construct_document(node)
 
+    def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> str:
+        """A date stays the text it was written as: a dataset holds JSON values, and
+        ``2024-01-01`` read as a date object would reach the request as something else."""
+        return str(self.construct_scalar(node))
+
+    def construct_yaml_float(self, node: yaml.ScalarNode) -> float:
+        value: float = super().construct_yaml_float(node)
+        if value != value or value in (float("inf"), float("-inf")):
+            raise DocumentError(f"{node.value} is not a JSON number", "use a number, a string or null",
+                                node.start_mark.line + 1)
+        return value
+
+    def construct_not_json(self, node: yaml.Node) -> Any:
+        raise DocumentError(
+            f"the YAML tag {node.tag.replace('tag:yaml.org,2002:', '!!')} makes a value JSON cannot "
+            "hold", "write a plain string, number, list or mapping", node.start_mark.line + 1)
+
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, yaml.MappingNode):
             seen: dict[Any, int] = {}
@@ -53,6 +70,14 @@ class StrictLoader(_Base):  # type: ignore[misc]
                     continue
                 key = self.construct_object(key_node, deep=True)
                 line = key_node.start_mark.line + 1
+                if not isinstance(key, str) and not isinstance(key_node, yaml.ScalarNode):
+                    raise DocumentError("a key is a list or a mapping, not text",
+                                        "use a plain text key", line)
+                if not isinstance(key, str):
+                    raise DocumentError(
+                        f"the key {key_node.value!r} is read as {type(key).__name__} {key!r}, not text "
+                        "(YAML reads yes, no, on, off, numbers and null as values)",
+                        f"quote it: \"{key_node.value}\"", line)
                 try:
                     first = seen.get(key)
                 except TypeError:  # an unhashable key: the base class reports it
@@ -65,6 +90,12 @@ class StrictLoader(_Base):  # type: ignore[misc]
                 seen[key] = line
         result: dict[Any, Any] = super().construct_mapping(node, deep=deep)
         return result
+
+
+StrictLoader.add_constructor("tag:yaml.org,2002:timestamp", StrictLoader.construct_yaml_timestamp)
+StrictLoader.add_constructor("tag:yaml.org,2002:float", StrictLoader.construct_yaml_float)
+for _tag in ("binary", "set", "omap", "pairs"):
+    StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", StrictLoader.construct_not_json)
 
 
 def _check_expansion(root: yaml.Node) -> None:

@@ -23,7 +23,7 @@ SCENARIOS = ("proof-question-lookup", "just-send-it")
 #: The fixed clock of every fuzz run (the example entries are valid then).
 NOW = datetime(2027, 6, 1, tzinfo=UTC)
 #: Deterministic in CI: the same inputs every run, no example database, no deadline.
-FUZZ = settings(max_examples=250, deadline=None, derandomize=True, database=None,
+FUZZ = settings(max_examples=200, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                        HealthCheck.filter_too_much])
 

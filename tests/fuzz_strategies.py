@@ -32,7 +32,12 @@ VALUES = st.recursive(
 )
 #: Text damage applied after serialising: each keeps the file plausible enough to parse sometimes.
 TEXT_DAMAGE = ("none", "truncate", "insert", "duplicate_line", "invalid_utf8", "bom", "crlf", "tab_indent",
-               "alias_bomb", "deep", "nul")
+               "alias_bomb", "deep", "nul", "yaml_types")
+#: YAML values that are not JSON values (or not what they look like): dates, binary, sets, bare keys.
+YAML_TYPES = ("tool_results: {lookup_baseline: {when: 2024-01-01 10:00:00}}", "params: {day: 2024-01-01}",
+              "params: {b: !!binary aGVsbG8=}", "params: {s: !!set {a, b}}", "params: {on: 1}",
+              "params: {1: one}", "context: .nan", "params: {x: !!python/object:os.system x}",
+              "params: {x: !custom 1}", "params: {? [1, 2] : x}", "iterations: .inf")
 BOMB = ("lol: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     f"l{i}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8)))
 
@@ -131,6 +136,8 @@ def damaged(draw: st.DrawFn, data: bytes) -> bytes:
     if kind == "deep":
         depth = draw(st.integers(min_value=60, max_value=5000))
         return data + b"\nextra: " + b"[" * depth + b"]" * depth + b"\n"
+    if kind == "yaml_types":
+        return data + b"\n" + draw(st.sampled_from(YAML_TYPES)).encode() + b"\n"
     if kind == "nul":
         return data[:at] + b"\x00" + data[at:]
     return data

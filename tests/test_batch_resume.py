@@ -19,6 +19,8 @@ from batch_server import BatchServer, batch_serving
 from provider_server import TEST_KEY
 
 from conftest import REPO_ROOT, Project
+from harness.refresh import journal_dir
+from harness.refresh.journal import Journal
 
 
 @pytest.fixture
@@ -72,6 +74,15 @@ def test_sigkill_after_batch_creation_then_resume_polls_it_and_never_creates_a_s
             process.kill()
     assert process.returncode == -signal.SIGKILL
     assert fake.batches_created == 1 and entries(project) == 0
+    journal = Journal(journal_dir(project.results))
+    try:  # the batch id and its custom_id -> key map were journaled before the wait
+        (pending,) = journal.pending_batches()
+    finally:
+        journal.close()
+    created = next(iter(fake.batches.values()))
+    assert pending["id"] == created.id and pending["provider"] == provider
+    assert sorted(pending["requests"]) == sorted(cid for cid, _ in created.requests)
+    assert all(len(r["key"]) == 64 for r in pending["requests"].values())
     fake.completion_s = 0.0  # the provider finishes the batch meanwhile
 
     plain = cli(project, "--refresh-cache", "--batch", "--batch-poll", "0.05")

@@ -94,7 +94,7 @@ def _load_and_key(config: HarnessConfig, file: Path, kind: str) -> None:
     assert digest(config.cache) == cache_before
 
 
-@settings(FUZZ, max_examples=450)
+@settings(FUZZ, max_examples=420)
 @given(generated=malformed_document(
     _base(REPO_ROOT / "eval-datasets" / AGENT / TENANT / "proof-question-lookup.yaml"),
     SCENARIO_KEYS, SCENARIO_HOSTILE, formats=("yaml", "json")))
@@ -110,7 +110,7 @@ def test_fuzz_malformed_scenario_files_end_in_a_named_problem(
         file.unlink()
 
 
-@settings(FUZZ, max_examples=350)
+@settings(FUZZ, max_examples=330)
 @given(generated=malformed_document(_base(REPO_ROOT / "eval-datasets" / AGENT / "agent.yaml"),
                                     AGENT_KEYS, AGENT_HOSTILE))
 def test_fuzz_malformed_agent_files_end_in_a_named_problem(
@@ -126,7 +126,7 @@ def test_fuzz_malformed_agent_files_end_in_a_named_problem(
         file.write_bytes(original)
 
 
-@settings(FUZZ, max_examples=100)
+@settings(FUZZ, max_examples=80)
 @given(generated=malformed_document({"description": "A tenant.", "params": {"company": "Inkwell"}},
                                     ("description", "params", "rubric"),
                                     {"params": [None, [], {"company": {"nested": True}}, "x"]}))

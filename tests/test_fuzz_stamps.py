@@ -38,7 +38,7 @@ STAMP_HOSTILE: dict[str, list[Any]] = {
 }
 
 
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=120)
 @given(generated=st.one_of(
     malformed_document(STAMP, tuple(STAMP), STAMP_HOSTILE, formats=("json",)),
     st.tuples(st.just("raw"), st.binary(max_size=64)),

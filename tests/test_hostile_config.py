@@ -64,3 +64,10 @@ def test_a_non_utf8_credentials_file_is_a_named_error_without_its_text(project: 
     assert "Traceback" not in result.stderr
     assert ".env.evals: is not UTF-8 at line 2 (the line is not shown" in result.stderr
     assert "AAAAAAAA" not in result.stderr + result.stdout
+
+
+def test_an_allowlist_that_is_not_a_path_is_refused_not_ignored(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.harness]\nallowlist = 3\n", encoding="utf-8")
+    result = _cli(tmp_path, "check")
+    assert result.returncode == 2
+    assert "'allowlist' must be a non-empty path string, got 3" in result.stderr

@@ -135,8 +135,11 @@ def test_an_undecodable_file_name_is_a_named_problem(project: Project) -> None:
     joined = "\n".join(_problems(project))
     assert "caf\\xe9.yaml: name: 'caf\\xe9' is not valid UTF-8" in joined
     outcome = project.run("check")
-    assert outcome.code == 2 or "caf\\xe9" in outcome.out + outcome.err
-    assert "Traceback" not in outcome.err
+    assert outcome.code == 1
+    assert ("[datasets] eval-datasets/helper/acme/caf\\xe9.yaml: name: 'caf\\xe9' is not valid UTF-8"
+            in outcome.out)
+    outcome = project.run("run")
+    assert outcome.code == 2 and "caf\\xe9.yaml: name:" in outcome.err
 
 
 def _link(link: Path, target: Path) -> None:
@@ -178,3 +181,24 @@ def test_every_symlink_under_the_datasets_is_refused(project: Project, tmp_path:
     assert outcome.code == 2 and f"{shown}: is a symbolic link" in outcome.err
     outcome = project.run("check")
     assert outcome.code != 0 and f"{shown}: is a symbolic link" in outcome.out + outcome.err
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("tool_results: {lookup: {when: 2024-01-01 10:00:00}}", None),
+    ("params: {b: !!binary aGVsbG8=}", "line 5: the YAML tag !!binary makes a value JSON cannot hold"),
+    ("params: {s: !!set {a, b}}", "line 5: the YAML tag !!set makes a value JSON cannot hold"),
+    ("params: {on: 1}", "line 5: the key 'on' is read as bool True, not text"),
+    ("params: {1: one}", "line 5: the key '1' is read as int 1, not text"),
+    ("context: .nan", "line 5: .nan is not a JSON number"),
+])
+def test_yaml_values_json_cannot_hold_are_refused_or_kept_as_text(project: Project, line: str,
+                                                                   message: str | None) -> None:
+    project.agent()
+    project.write("eval-datasets/helper/acme/typed.yaml",
+                  f"type: edge\ndescription: d\ninput: hello\nexpect: []\n{line}\n")
+    if message is None:  # a date stays the text it was written as, and is keyed as text
+        dataset = load_dataset(load_config(project.root))
+        assert dataset.scenarios[0].tool_results == {"lookup": {"when": "2024-01-01 10:00:00"}}
+        assert project.run("run", "--refresh-cache", "--scripted").code in (0, 1)
+        return
+    assert any(message in p for p in _problems(project))

@@ -34,10 +34,10 @@ def test_evals_option_collects_one_item_per_scenario_iteration(
     result = pytester.runpytest("--evals", "--collect-only", "-q", *NO_NOISE)
     ids = [line for line in result.outlines if line.startswith("eval-datasets/")]
     assert ids == [
-        "eval-datasets/helper/acme/greeting[0]",
-        "eval-datasets/helper/acme/refusal[0]",
-        "eval-datasets/helper/globex/greeting[0]",
-        "eval-datasets/helper/globex/greeting[1]",
+        "eval-datasets/helper/acme::greeting[0]",
+        "eval-datasets/helper/acme::refusal[0]",
+        "eval-datasets/helper/globex::greeting[0]",
+        "eval-datasets/helper/globex::greeting[1]",
     ]
 
 
@@ -129,12 +129,24 @@ def test_refresh_cache_option_re_records(pytester: pytest.Pytester, evals: Proje
     pytester.runpytest("--evals", *NO_NOISE).assert_outcomes(passed=4)
 
 
-def test_junitxml_carries_agent_tenant_and_type(pytester: pytest.Pytester, evals: Project) -> None:
+def test_junitxml_names_agent_and_tenant_in_the_classname(pytester: pytest.Pytester,
+                                                          evals: Project) -> None:
     pytester.runpytest("--evals", "--junitxml=out.xml", *NO_NOISE)
-    cases = ET.parse(pytester.path / "out.xml").getroot().iter("testcase")
-    props = [{p.get("name"): p.get("value") for p in case.iter("property")} for case in cases]
-    assert {"agent": "helper", "tenant": "globex", "type": "edge"} in props
-    assert len(props) == 4 and all(set(p) == {"agent", "tenant", "type"} for p in props)
+    cases = list(ET.parse(pytester.path / "out.xml").getroot().iter("testcase"))
+    assert sorted((c.get("classname"), c.get("name")) for c in cases) == [
+        ("eval-datasets.helper.acme", "greeting[0]"), ("eval-datasets.helper.acme", "refusal[0]"),
+        ("eval-datasets.helper.globex", "greeting[0]"), ("eval-datasets.helper.globex", "greeting[1]")]
+    assert not any(c.find("properties") is not None for c in cases)  # refused by junit-10.xsd
+
+
+def test_last_failed_reruns_only_the_failed_iteration(pytester: pytest.Pytester,
+                                                      evals: Project) -> None:
+    evals.write("eval-datasets/helper/globex/greeting.yaml",
+                evals.datasets.joinpath("helper/globex/greeting.yaml").read_text()
+                .replace("Question for greeting?", "Another question?"))
+    pytester.runpytest("--evals", "-p", "no:benchmark").assert_outcomes(passed=2, failed=2)
+    rerun = pytester.runpytest("--evals", "--lf", "-p", "no:benchmark")
+    rerun.assert_outcomes(failed=2, deselected=2)
 
 
 def _run_summary(evals: Project) -> tuple[str, dict[str, object]]:

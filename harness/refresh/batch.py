@@ -32,6 +32,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from harness.clients.base import ChatClient
@@ -267,24 +268,19 @@ def run_batched(
     *,
     resume: bool,
     advance: Callable[[IterationResult], None] | None = None,
+    workers: int = 1,
 ) -> list[IterationResult]:
-    """Run ``plan`` in rounds (see the module docstring); the results in plan order."""
+    """Run ``plan`` in rounds (see the module docstring); the results in plan order.
+
+    Within a round, up to ``workers`` iterations run at once (cache reads, entry
+    writes, and synchronous retries when asked).
+    """
     if resume:
         recorder.collect_pending()
     results: dict[int, IterationResult] = {}
     todo = list(range(len(plan)))
     for number in range(1, MAX_ROUNDS + 1):
-        stopped: list[int] = []
-        for index in todo:
-            scenario, iteration = plan[index]
-            try:
-                result = execute(scenario, iteration)
-            except CallDeferred:
-                stopped.append(index)
-                continue
-            results[index] = result
-            if advance is not None:
-                advance(result)
+        stopped = _run_round(execute, plan, todo, workers, results, advance)
         deferred = recorder.queue.drain()
         if not stopped:
             break
@@ -297,3 +293,38 @@ def run_batched(
         raise ProviderError(f"batch recording needed more than {MAX_ROUNDS} rounds; record these "
                             "scenarios without --batch")
     return [results[index] for index in range(len(plan))]
+
+
+def _run_round(
+    execute: Callable[[Scenario, int], IterationResult],
+    plan: list[tuple[Scenario, int]],
+    todo: list[int],
+    workers: int,
+    results: dict[int, IterationResult],
+    advance: Callable[[IterationResult], None] | None,
+) -> list[int]:
+    """Run the ``todo`` iterations; fill ``results``; the indexes that stopped at a deferred call."""
+    stopped: list[int] = []
+
+    def finished(index: int, result: IterationResult) -> None:
+        results[index] = result
+        if advance is not None:
+            advance(result)
+
+    if workers <= 1 or len(todo) <= 1:
+        for index in todo:
+            try:
+                finished(index, execute(*plan[index]))
+            except CallDeferred:
+                stopped.append(index)
+        return stopped
+    with ThreadPoolExecutor(max_workers=min(workers, len(todo)),
+                            thread_name_prefix="harness-batch") as pool:
+        futures = {pool.submit(execute, *plan[index]): index for index in todo}
+        for future in as_completed(futures):
+            index = futures[future]
+            try:
+                finished(index, future.result())
+            except CallDeferred:
+                stopped.append(index)
+    return sorted(stopped)
