@@ -50,6 +50,10 @@ class HarnessConfig:
     """Cross-process limit of paid requests per provider endpoint; 0 means no limit."""
     prices: Prices = field(default_factory=dict)
     """Model id -> (input, output) US$ per million tokens, for the run plan's cost estimate."""
+    allowlist: Path | None = None
+    """The secrets guard's allowlist named by ``allowlist`` (``None``: the default file, optional).
+
+    Every ``[tool.harness]`` key is parsed here, once: no guard reads pyproject.toml again."""
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, with ``/`` separators, for messages."""
@@ -139,6 +143,11 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")
         watch = []
 
+    allowlist = section.get("allowlist")
+    if allowlist is not None and (not isinstance(allowlist, str) or not allowlist.strip()):
+        problems.append(f"{where}: 'allowlist' must be a non-empty path string, got {allowlist!r}")
+        allowlist = None
+
     requests_per_minute = int_of("requests_per_minute", 0)
     if requests_per_minute < 0:
         problems.append(f"{where}: requests_per_minute = {requests_per_minute} must be 0 (no "
@@ -158,6 +167,7 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         watch=tuple(watch),
         requests_per_minute=requests_per_minute,
         prices=prices,
+        allowlist=(root / allowlist).resolve() if allowlist else None,
     )
     if config.results == config.cache or config.cache in config.results.parents:
         problems.append(
