@@ -87,16 +87,17 @@ def mutated(draw: st.DrawFn, base: Any, keys: tuple[str, ...], hostile: dict[str
         action = draw(st.sampled_from(("replace", "drop", "add", "hostile")))
         path = draw(st.sampled_from(paths))
         if action == "replace":
-            document = _set(document, path, draw(VALUES))
+            document = _set(document, path, copy.deepcopy(draw(VALUES)))
         elif action == "drop" and path:
             document = _delete(document, path)
         elif action == "add" and isinstance(document, dict):
             key = draw(st.sampled_from(keys) | st.text(min_size=1, max_size=12))
             if key != "entrypoint":  # an entrypoint imports a module: never a random one
-                document[key] = draw(VALUES)
+                document[key] = copy.deepcopy(draw(VALUES))
         elif action == "hostile" and isinstance(document, dict) and hostile:
             key = draw(st.sampled_from(sorted(hostile)))
-            document[key] = draw(st.sampled_from(hostile[key]))
+            # a copy: a later mutation of this node must not edit the shared hostile value
+            document[key] = copy.deepcopy(draw(st.sampled_from(hostile[key])))
     return document
 
 
