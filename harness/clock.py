@@ -38,12 +38,6 @@ def utc_now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
 
 
-def fixed_instant() -> datetime | None:
-    """The instant ``HARNESS_CLOCK`` pins the clock to, or ``None`` on the system clock."""
-    fixed = os.environ.get(CLOCK_ENV)
-    return parse_clock(fixed) if fixed else None
-
-
 @lru_cache(maxsize=8)
 def parse_clock(text: str) -> datetime:
     """``HARNESS_CLOCK``'s value as an aware UTC datetime; a clear error when it is not one."""

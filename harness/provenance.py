@@ -55,11 +55,3 @@ def answer_source(record: Mapping[str, Any], item: Mapping[str, Any], purpose: s
         return stored
     return sources_by_purpose(record.get("calls") or []).get(purpose, UNKNOWN)
 
-
-def source_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, int]:
-    """How many calls of the records were answered by a script, a provider, or unknown."""
-    counts = {SCRIPTED: 0, PROVIDER: 0, "unknown": 0}
-    for record in records:
-        for call in record.get("calls") or []:
-            counts[call_source(call) or "unknown"] += 1
-    return counts

@@ -1,10 +1,10 @@
 """Shared by the example tests: the examples' counterexamples, checked two ways.
 
 Every example scenario lists known-wrong answers (``counterexamples:``) that a
-run judges with the scenario's hard assertions, no model call made. Here each
-one is also recorded as the scenario's real answer through the scripted
-provider and replayed, so the verdicts of the counterexample path and of a
-recorded answer are proven to be the same.
+run judges with the scenario's hard assertions, no model call made. Here every
+one is also recorded as a real answer through the scripted provider and
+replayed, so the verdicts of the counterexample path and of a recorded answer
+are proven to be the same.
 """
 
 from __future__ import annotations
@@ -15,6 +15,9 @@ from typing import Any
 import yaml
 
 from conftest import REPO_ROOT, Project
+from harness.config import load_config
+from harness.counterexamples import check_counterexamples
+from harness.datasets import load_dataset
 
 
 def scenario_files(agent: str) -> dict[str, Path]:
@@ -42,23 +45,37 @@ def assert_every_scenario_has_caught_counterexamples(records: list[dict[str, Any
 
 
 def assert_counterexamples_reject_like_recorded_answers(project: Project, agent: str) -> None:
-    """Record the first counterexample of every scenario as its real answer, replay it, and
-    check the run rejects it with exactly the assertions the counterexample path named.
+    """Record every counterexample as a real answer, replay it, and check the run rejects it
+    with exactly the assertions the counterexample path named.
 
-    The agent's folder must already be copied into ``project``.
+    Each counterexample ``i`` of scenario ``name`` becomes a copy ``name-x<i>`` of the scenario
+    (without counterexamples) whose scripted answer is the counterexample. The agent's folder
+    must already be copied into ``project``.
     """
-    cases = {local_id: items[0] for local_id, items in counterexamples(agent).items() if items}
-    script = {local_id: case["answer"] for local_id, case in cases.items()}
+    config = load_config(project.root)
+    dataset = load_dataset(config)
+    expected: dict[str, tuple[str, ...]] = {}
+    script: dict[str, Any] = {}
+    for scenario in (s for s in dataset.scenarios if s.agent == agent):
+        judged = check_counterexamples(dataset.agents[agent], scenario)
+        data = yaml.safe_load(scenario.file.read_text(encoding="utf-8"))
+        data.pop("counterexamples", None)
+        for index, (item, result) in enumerate(zip(scenario.counterexamples, judged, strict=True)):
+            copy = f"{scenario.name}-x{index}"
+            (scenario.file.parent / f"{copy}.yaml").write_text(
+                yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+            script[f"{scenario.tenant}/{copy}"] = item["answer"]
+            expected[f"{agent}/{scenario.tenant}/{copy}"] = result.rejected
+            assert result.caught, (scenario.id, result)
     (project.datasets / agent / "script.yaml").write_text(
         yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
-    project.record("--agent", agent)
-    outcome = project.run("run", "--agent", agent)
+    project.record("--agent", agent, "--scenario", "*-x*")
+    outcome = project.run("run", "--agent", agent, "--scenario", "*-x*")
     assert outcome.code == 1
     latest = {r["scenario"]: r for r in project.records()}  # the replay overwrites the recording
-    for local_id, case in cases.items():
-        record = latest[f"{agent}/{local_id}"]
-        assert record["status"] == "rejected", (local_id, record["message"])
-        rejected = [v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"]
-        assert rejected == record["counterexamples"][0]["rejected"], local_id
-        missing = set(case.get("rejected_by") or ()) - set(rejected)
-        assert not missing, f"{local_id}: these assertions let a wrong answer through: {missing}"
+    assert set(expected) <= set(latest)
+    for scenario_id, rejected in expected.items():
+        record = latest[scenario_id]
+        assert record["status"] == "rejected", (scenario_id, record["message"])
+        found = tuple(v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject")
+        assert found == rejected, scenario_id

@@ -88,17 +88,6 @@ def judge_cell_text(cell: JudgeCell | None) -> str:
     return text
 
 
-def judge_overall_text(name: str, summary: Mapping[str, Any]) -> str:
-    """One judge over the run (``run.json`` ``judges``), as a sentence."""
-    mean = summary.get("mean")
-    text = f"{name}: mean {mean:.2f} over {summary.get('scored', 0)}" if mean is not None else \
-        f"{name}: no score"
-    if summary.get("scripted"):
-        text += f" ({summary['scripted']} scripted)"
-    return text + "".join(f", {summary[k]} {k.replace('_', ' ')}"
-                          for k in ("inconclusive", "not_evaluated") if summary.get(k))
-
-
 def trend_mean(summary: Mapping[str, Any] | None) -> float | None:
     """The mean a trend may plot: without scripted answers (``trend_mean``); runs recorded
     before it existed give their plain ``mean``."""

@@ -37,7 +37,7 @@ td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
          font-weight: 600; color: #fff; background: var(--muted); }
 .badge.passed, .badge.pass, .badge.met { background: var(--ok); }
 .badge.rejected, .badge.reject, .badge.missed, .badge.expired, .badge.corrupt, .badge.error,
-.badge.unchecked, .badge.fail { background: var(--bad); }
+.badge.unchecked, .badge.toothless, .badge.fail { background: var(--bad); }
 .badge.not_evaluated, .badge.inconclusive, .badge.not_applicable { background: var(--warn); }
 .grid { display: grid; grid-template-columns: minmax(360px, 1.1fr) minmax(360px, 1fr); gap: 16px; }
 .charts { display: grid; grid-template-columns: 1fr 1fr; gap: 16px; }
