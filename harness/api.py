@@ -32,6 +32,7 @@ from harness.links import refuse_symlinks
 from harness.rerecord import Rerecord
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
+from harness.selecting import require_selected
 
 if TYPE_CHECKING:
     from harness.refresh.batch import BatchQueue, BatchRecorder
@@ -91,7 +92,7 @@ class EvalSession:
         self.options = options or RunOptions()
         self.dataset = dataset or load_dataset(config)
         refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
-        self.scenarios = self.options.selection.apply(self.dataset.scenarios)
+        self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
         _check_iteration_override(config, self.scenarios, self.options.iterations)
         if self.options.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")

@@ -14,6 +14,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from harness import __version__
+from harness.output import emit, silence_stdout
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (also used by docs and tests)."""
@@ -22,6 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Offline eval harness: replay the committed response cache and gate on "
         "deterministic assertions.",
     )
+    parser.add_argument("--version", action="version",
+                        version=f"harness {__version__} (offline-evals)")
     parser.add_argument("--project", type=Path, default=None,
                         help="project root holding pyproject.toml (default: nearest to the cwd)")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -45,7 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "interrupted or failed run paid for (and collect its batches) instead of paying again")
     run.add_argument("--batch", action="store_true",
                      help="with --refresh-cache/--record-missing: pay through the provider's batch "
-                     "API (half price, answers within 24 h), in rounds; see docs/batch.md")
+                     "API (half price, answers within 24 h), in rounds; see `python -m harness docs batch`")
     run.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
                      help="with --batch: seconds between two polls of a batch (default 30)")
     run.add_argument("--batch-retry-errors", action="store_true",
@@ -59,15 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--run", default=None, metavar="ID",
                         help="run id or unique prefix (default: the latest by recorded start time)")
     report.add_argument("--format", default="terminal",
-                        choices=("md", "json", "junit", "html", "terminal"), help="default: terminal")
+                        choices=("md", "markdown", "json", "junit", "html", "terminal"),
+                        help="default: terminal (markdown is md)")
     report.add_argument("--output", type=Path, default=None, metavar="PATH",
                         help="write to PATH instead of standard output")
     compare = commands.add_parser("compare", help="verdicts that flipped and judge scores that "
                                   "moved between two recorded runs")
     compare.add_argument("run_a", metavar="RUN_A")
     compare.add_argument("run_b", metavar="RUN_B")
-    compare.add_argument("--threshold", type=float, default=None, metavar="X",
-                         help="list judge score moves larger than X (default 0.5)")
+    compare.add_argument("--threshold", type=_threshold, default=None, metavar="X",
+                         help="list judge score moves larger than X (default 0.5); exit 1 when a "
+                         "verdict flipped from pass to fail")
     init = commands.add_parser("init", help="adopt the harness in this repository")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
     check = commands.add_parser("check", help="run the guards that keep the committed cache honest "
@@ -82,7 +89,22 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--force", action="store_true",
                        help="prune even while a selected scenario does not replay (its own entries "
                        "are kept anyway)")
+    docs = commands.add_parser("docs", help="print the documentation of this installed version "
+                               "(the pages error messages point to)")
+    docs.add_argument("topic", nargs="?", default=None,
+                      help="a page (formats, readme, ...); without it, list the pages")
     return parser
+
+
+def _threshold(value: str) -> float:
+    """``--threshold``: a finite number, at least 0 (a negative one would list every score)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not number >= 0 or number == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {value}")
+    return number
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
@@ -100,35 +122,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     from harness.errors import HarnessError
 
     try:
-        if args.command == "run":
-            return _run(args)
-        if args.command == "check":
-            return _check(args)
-        if args.command == "prune":
-            return _prune(args)
-        if args.command == "init":
-            return _init(args)
-        if args.command == "report":
-            return _report(args)
-        if args.command == "compare":
-            return _compare(args)
+        code = _dispatch(args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:  # output cut short outside emit(): quiet, like any Unix filter
+        silence_stdout()
+        return 1
     except HarnessError as exc:
         print(str(exc), file=sys.stderr)
         return exc.exit_code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if args.command == "run":
+        return _run(args)
+    if args.command == "check":
+        return _check(args)
+    if args.command == "prune":
+        return _prune(args)
+    if args.command == "init":
+        return _init(args)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "compare":
+        return _compare(args)
+    if args.command == "docs":
+        return _docs(args)
     return 2
 
 
 def _run(args: argparse.Namespace) -> int:
     from harness.api import DEFAULT_CONCURRENCY, Mode, RunOptions, run_evals
-    from harness.config import load_config
     from harness.datasets import Selection
     from harness.errors import ConfigError
+    from harness.project import load_project
     from harness.report import parse_report_option
     from harness.report.terminal import render_summary
 
     if args.scripted and not (args.refresh_cache or args.record_missing):
         raise ConfigError("--scripted only applies with --refresh-cache or --record-missing")
-    config = load_config(args.project)
+    config = load_project(args.project)
     mode: Mode = ("refresh" if args.refresh_cache
                   else "record-missing" if args.record_missing else "offline")
     options = RunOptions(
@@ -149,13 +182,13 @@ def _run(args: argparse.Namespace) -> int:
     reports = [parse_report_option(value) for value in args.report]
     summary = run_evals(config, options, progress=progress,
                         on_note=lambda text: print(text, file=sys.stderr, flush=True))
-    print(render_summary(summary, quiet=args.quiet))
+    emit(render_summary(summary, quiet=args.quiet))
     _write_run_reports(config.results, summary.run_id, summary.results_dir, reports)
     from harness.report.github import publish_run
 
     commands, warnings = publish_run(summary, config.results, config.root, config.cache)
     for line in commands:
-        print(line)
+        emit(line)
     for line in warnings:
         print(line, file=sys.stderr)
     return summary.exit_code
@@ -165,42 +198,46 @@ def _init(args: argparse.Namespace) -> int:
     from harness.api import RunOptions, run_evals
     from harness.config import load_config
     from harness.datasets import Selection
+    from harness.install_source import installed_source
     from harness.scaffold import adopt
 
     root = (args.project or Path.cwd()).resolve()
-    for action in adopt(root, force=args.force):
-        print(action)
+    source = installed_source()
+    for action in adopt(root, force=args.force, source=source):
+        emit(str(action))
+    if source.warning:
+        print(source.warning, file=sys.stderr)
     config = load_config(root)
     seeded = run_evals(config, RunOptions(selection=Selection(agents=("example-agent",)),
                                           mode="record-missing", scripted=True))
-    print(f"seeded     {config.relative(config.cache)}/ from the example's script "
-          f"({seeded.counts['passed']} passed)")
-    print("next: commit eval-datasets/, eval-cache/ and the workflow, then run "
+    emit(f"seeded     {config.relative(config.cache)}/ from the example's script "
+         f"({seeded.counts['passed']} passed)")
+    emit("next: commit eval-datasets/, eval-cache/ and the workflow, then run "
           "`python -m harness run` (offline) on every pull request")
     return seeded.exit_code
 
 
 def _check(args: argparse.Namespace) -> int:
     from harness.check import run_checks
-    from harness.config import load_config
     from harness.datasets import Selection
+    from harness.project import load_project
 
-    config = load_config(args.project)
+    config = load_project(args.project)
     selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
     report = run_checks(config, selection, since=args.since)
-    print(report.render())
+    emit(report.render())
     return report.exit_code
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from harness.config import load_config
     from harness.datasets import Selection
+    from harness.project import load_project
     from harness.prune import prune_cache
 
-    config = load_config(args.project)
+    config = load_project(args.project)
     selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
     report = prune_cache(config, selection, dry_run=args.dry_run, force=args.force)
-    print(report.render(config))
+    emit(report.render(config))
     return report.exit_code
 
 
@@ -216,22 +253,23 @@ def _write_run_reports(results: Path, run_id: str, run_dir: Path,
     view = load_run(results, run_id)
     for fmt, path in reports:
         written = write_report(view, fmt, path or run_dir / DEFAULT_NAMES[fmt])
-        print(f"{fmt} report: {written}")
+        emit(f"{fmt} report: {written}")
 
 
 def _report(args: argparse.Namespace) -> int:
-    from harness.config import load_config
+    from harness.project import load_project
     from harness.report import render, write_report
     from harness.report.github import step_summary, warning_line
     from harness.report.load import load_run
 
-    config = load_config(args.project)
+    config = load_project(args.project)
     view = load_run(config.results, args.run)
+    fmt = "md" if args.format == "markdown" else args.format
     if args.output is not None:
-        print(f"{args.format} report of run {view.run_id}: {write_report(view, args.format, args.output)}")
+        emit(f"{fmt} report of run {view.run_id}: {write_report(view, fmt, args.output)}")
     else:
-        sys.stdout.write(render(view, args.format).rstrip("\n") + "\n")
-    if args.format == "md":
+        emit(render(view, fmt).rstrip("\n"))
+    if fmt == "md":
         _, warning = step_summary(render(view, "md"))
         if warning:
             print(warning_line(warning), file=sys.stderr)
@@ -239,12 +277,32 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
-    from harness.config import load_config
+    from harness.project import load_project
     from harness.report.compare import DEFAULT_THRESHOLD, compare_runs, render_comparison
     from harness.report.load import load_run
 
-    config = load_config(args.project)
+    config = load_project(args.project)
     threshold = DEFAULT_THRESHOLD if args.threshold is None else args.threshold
     before, after = load_run(config.results, args.run_a), load_run(config.results, args.run_b)
-    print(render_comparison(compare_runs(before, after, threshold)))
+    comparison = compare_runs(before, after, threshold)
+    emit(render_comparison(comparison))
+    # a verdict that went from pass to fail is a regression, whatever else improved
+    return 1 if any(f["direction"] == "broke" for f in comparison.flipped) else 0
+
+
+def _docs(args: argparse.Namespace) -> int:
+    from harness.errors import ConfigError
+    from harness.manual import README, docs_folder, read_topic, topics
+
+    pages = topics()
+    if args.topic is None:
+        emit(f"documentation of harness {__version__} ({docs_folder()}):")
+        for name in [README, *pages]:
+            emit(f"  python -m harness docs {name}")
+        return 0
+    try:
+        emit(read_topic(args.topic).rstrip("\n"))
+    except KeyError:
+        raise ConfigError(f"no documentation page {args.topic!r}; pages: "
+                          f"{', '.join([README, *pages])}") from None
     return 0

@@ -46,6 +46,10 @@ class HarnessConfig:
     watch: tuple[str, ...] = ()
     requests_per_minute: int = 0
     """Cross-process limit of paid requests per provider endpoint; 0 means no limit."""
+    allowlist: Path | None = None
+    """The secrets guard's allowlist named by ``allowlist`` (``None``: the default file, optional).
+
+    Every ``[tool.harness]`` key is parsed here, once: no guard reads pyproject.toml again."""
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, with ``/`` separators, for messages."""
@@ -135,6 +139,11 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")
         watch = []
 
+    allowlist = section.get("allowlist")
+    if allowlist is not None and (not isinstance(allowlist, str) or not allowlist.strip()):
+        problems.append(f"{where}: 'allowlist' must be a non-empty path string, got {allowlist!r}")
+        allowlist = None
+
     requests_per_minute = int_of("requests_per_minute", 0)
     if requests_per_minute < 0:
         problems.append(f"{where}: requests_per_minute = {requests_per_minute} must be 0 (no "
@@ -150,6 +159,7 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         credentials_file=(root / credentials).resolve(),
         watch=tuple(watch),
         requests_per_minute=requests_per_minute,
+        allowlist=(root / allowlist).resolve() if allowlist else None,
     )
     if config.results == config.cache or config.cache in config.results.parents:
         problems.append(

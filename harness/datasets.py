@@ -29,6 +29,7 @@ from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
 from harness.judges import resolve_judges
 from harness.links import symlink_problems, through_link
+from harness.manual import see
 from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
@@ -371,7 +372,7 @@ class _Loader:
         if not problems and isinstance(data, dict):
             for index, item in enumerate(data.get("expect", [])):
                 problems.extend(Problem(file, f"expect[{index}]", reason,
-                                        "see docs/formats.md, section Assertions")
+                                        see("formats", "Assertions"))
                                 for reason in check_item(item, schema_checked=True))
             if not problems:
                 problems.extend(counterexample_problems(file, data))

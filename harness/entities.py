@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 JsonObject = dict[str, Any]
 
@@ -24,11 +24,12 @@ Status = Literal["rejected", "missed", "expired", "corrupt", "error", "unchecked
 
 #: Statuses that fail a run (everything but ``passed``). The one definition: runs, reports,
 #: JUnit and the pytest plugin all ask this set (or :data:`REPLAY_FAILURES`), never a copy.
-FAILING_STATUSES: frozenset[str] = frozenset(
-    {"rejected", "missed", "expired", "corrupt", "error", "unchecked", "toothless"}
-)
+FAILING_STATUSES: frozenset[str] = frozenset(get_args(Status)) - {"passed"}
 #: Statuses of an iteration the cache could not replay (nothing after the failing call was read).
 REPLAY_FAILURES: frozenset[str] = frozenset({"missed", "expired", "corrupt", "error"})
+#: Failing statuses of an answer that was obtained and judged (a JUnit ``failure``, where a
+#: replay failure is an ``error``).
+ANSWER_FAILURES: frozenset[str] = FAILING_STATUSES - REPLAY_FAILURES
 #: Scenario types whose reject is a blocking finding (a safety rule was broken).
 BLOCKING_TYPES: tuple[str, ...] = ("negative", "adversarial")
 

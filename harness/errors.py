@@ -140,6 +140,20 @@ class CredentialsMissing(ConfigError):
     code = "eval-credentials-missing"
 
 
+class SelectionEmpty(ConfigError):
+    """A filter (``--agent``, ``--tenant``, ``--type``, ``--scenario``) selects nothing: a typo, not
+    a green run of zero scenarios. The message names the values that exist."""
+
+    code = "eval-selection-empty"
+
+
+class ProjectNotFound(ConfigError):
+    """No harness project from the current folder upward (no ``[tool.harness]``, no datasets
+    folder): the command was run in the wrong place, or the repository has not adopted it yet."""
+
+    code = "eval-project-not-found"
+
+
 class SymlinkError(ConfigError):
     """A symbolic link under eval-datasets/ or eval-cache/: a fresh clone would not reproduce it."""
 

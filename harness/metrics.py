@@ -38,6 +38,7 @@ from harness.assertions import check_item, evaluate, overall
 from harness.assertions.jsonpath import select
 from harness.entities import Agent, AgentOutput, JsonObject, Scenario, Verdict
 from harness.errors import Problem
+from harness.manual import see
 
 MEASURES = ("decision", "verdicts", "assertions")
 
@@ -124,7 +125,7 @@ def check_metrics(items: Sequence[Mapping[str, Any]], file: Path) -> list[Proble
     for index, item in enumerate(items):
         for number, assertion in enumerate((item.get("measure") or {}).get("assertions") or []):
             problems.extend(Problem(file, f"metrics[{index}].measure.assertions[{number}]", reason,
-                                    "see docs/formats.md, section Assertions")
+                                    see("formats", "Assertions"))
                             for reason in check_item(assertion))
     return problems
 

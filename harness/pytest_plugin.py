@@ -1,6 +1,6 @@
 """pytest plugin: the offline eval node as native pytest items.
 
-``pytest --evals`` (or pytest pointed at the datasets folder) collects one item
+``pytest --evals`` collects one item
 per scenario x iteration, node id ``eval-datasets/<agent>/<tenant>/<name>[<i>]``,
 marked with its agent, tenant and test type. Each item calls
 :meth:`harness.api.EvalSession.run_one`: the same library path as the CLI, so a
@@ -9,8 +9,11 @@ miss, an expired entry or a reject fails the item with the CLI's message.
 Under pytest-xdist the controller hands every worker one run id, workers write
 their records into that one run folder and ship each record on the test
 report; the controller merges them in plan order, so ``-n 2`` prints the same
-summary and writes the same run.json as a serial run. The plugin is inert
-unless ``--evals`` is given or a collected path lies in the datasets folder.
+summary and writes the same run.json as a serial run.
+
+pytest loads this module only under ``--evals``: the installed entry point is
+:mod:`harness.pytest_entry` (options, and nothing else without ``--evals``), so a
+plain ``pytest`` in an adopter's repository never imports the library.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from harness.config import HarnessConfig, find_root, load_config
 from harness.datasets import SCENARIO_SUFFIXES, Selection
 from harness.entities import Scenario
 from harness.errors import HarnessError
+from harness.pytest_entry import touches
 from harness.report.terminal import failure_text, render_summary
 from harness.results import (
     IterationResult,
@@ -37,29 +41,6 @@ from harness.results import (
 )
 
 _RUN_ID_KEY = "harness_run_id"
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    """Options mirroring ``python -m harness run``; they read the same [tool.harness]."""
-    group = parser.getgroup("evals", "offline LLM evals (harness)")
-    group.addoption("--evals", action="store_true",
-                    help="collect the scenarios of the datasets folder as test items")
-    group.addoption("--refresh-cache", action="store_true",
-                    help="re-record the selected scenarios against the provider (PAID calls)")
-    group.addoption("--record-missing", action="store_true",
-                    help="record only the selected scenarios that miss (PAID calls)")
-    group.addoption("--evals-resume", action="store_true",
-                    help="with a recording option: reuse the answers an earlier interrupted or "
-                    "failed run paid for instead of paying again (as run --resume)")
-    group.addoption("--evals-scripted", action="store_true",
-                    help="record from each agent's script file (the scripted fake provider)")
-    group.addoption("--evals-agent", action="append", default=[], help="only this agent")
-    group.addoption("--evals-tenant", action="append", default=[], help="only this tenant")
-    group.addoption("--evals-type", action="append", default=[], help="only this test type")
-    group.addoption("--evals-scenario", action="append", default=[], metavar="GLOB",
-                    help="only scenarios whose id or name matches")
-    group.addoption("--evals-iterations", type=int, default=None,
-                    help="override every scenario's iteration count")
 
 
 class _State:
@@ -89,8 +70,9 @@ class _State:
 
     def options(self) -> RunOptions:
         get = self.pytest_config.getoption
-        mode: Mode = ("refresh" if get("refresh_cache")
-                      else "record-missing" if get("record_missing") else "offline")
+        mode: Mode = ("refresh" if get("evals_refresh_cache") or get("refresh_cache")
+                      else "record-missing" if get("evals_record_missing") or get("record_missing")
+                      else "offline")
         return RunOptions(
             selection=Selection(tuple(get("evals_agent")), tuple(get("evals_tenant")),
                                 tuple(get("evals_type")), tuple(get("evals_scenario"))),
@@ -169,18 +151,16 @@ def _state(config: pytest.Config) -> _State:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Set up state; with ``--evals`` make sure the datasets folder is collected."""
+    """Set up state and make sure the datasets folder is collected (see README, "Which
+    items run"): alone, ``--evals`` runs the eval node; with paths, those plus the datasets."""
     state = _State(config)
     config.stash[_STATE] = state
     config.pluginmanager.register(_Reporter(state), "harness-evals-reporter")
-    if not config.getoption("evals"):
-        return
-    datasets = str(state.harness_config.datasets)
+    datasets = state.harness_config.datasets
     if config.args_source != pytest.Config.ArgsSource.ARGS:
-        config.args[:] = [datasets]
-    elif not any(Path(datasets).is_relative_to(Path(a).resolve()) for a in config.args
-                 if Path(a).exists()):
-        config.args.append(datasets)
+        config.args[:] = [str(datasets)]
+    elif not any(touches(arg, datasets) for arg in config.args):
+        config.args.append(str(datasets))
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -161,11 +161,14 @@ def new_run_id(now: datetime) -> str:
     return f"{now.strftime('%Y%m%dT%H%M%S')}{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"
 
 
-def record_of(result: IterationResult) -> dict[str, Any]:
-    """The JSON record of one iteration (``key``, ``cache_hit`` and ``latency_ms`` are the
-    agent's own calls; ``calls`` lists judge calls too, with their ``purpose``)."""
+def identity_record(result: IterationResult) -> dict[str, Any]:
+    """The fields every serialised form of an iteration starts with: who, which, and how it ended.
+
+    The one place they are spelled: the records file (:func:`record_of`), what
+    pytest-xdist workers ship (:func:`summary_record_of`) and the in-memory report
+    view (:func:`harness.report.model.summary_record`) all begin with it.
+    """
     scenario = result.scenario
-    own = [c for c in result.calls if not c.purpose]
     return {
         "scenario": scenario.id,
         "agent": scenario.agent,
@@ -175,6 +178,15 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "iteration": result.iteration,
         "status": result.status,
         "message": result.message,
+    }
+
+
+def record_of(result: IterationResult) -> dict[str, Any]:
+    """The JSON record of one iteration (``key``, ``cache_hit`` and ``latency_ms`` are the
+    agent's own calls; ``calls`` lists judge calls too, with their ``purpose``)."""
+    own = [c for c in result.calls if not c.purpose]
+    return {
+        **identity_record(result),
         "request_digest": result.request_digest,
         "key": own[0].key if own else None,
         "cache_hit": all(c.cache_hit for c in own) if own else False,
@@ -203,10 +215,7 @@ def summary_record_of(result: IterationResult) -> dict[str, Any]:
     if result.failed:
         return record_of(result)
     return {
-        "scenario": result.scenario.id,
-        "iteration": result.iteration,
-        "status": result.status,
-        "message": result.message,
+        **identity_record(result),
         "expected_decision": result.expected_decision,
         "actual_decision": result.actual_decision,
         "environment": dict(result.environment),

@@ -4,7 +4,8 @@ It adds what the offline eval node needs and nothing else: the
 ``[tool.harness]`` section, the ``.gitattributes`` and ``.gitignore`` lines, one
 example agent with one scenario (its cache seeded through the scripted
 provider, so the node is green from the first commit) and a GitHub Actions
-workflow. Lines are appended only when missing; a whole file is never
+workflow (:mod:`harness.workflow`) that installs the harness the way it is
+installed here. Lines are appended only when missing; a whole file is never
 overwritten without ``force``. Every action is reported.
 """
 
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import ConfigError
+from harness.install_source import InstallSource, installed_source
+from harness.workflow import WORKFLOW_PATH, current_python, has_installable_project, workflow_text
 
 PYPROJECT_SECTION = """
 [tool.harness]
@@ -70,26 +73,6 @@ demo-tenant/asks-for-a-human:
     answer: I am handing you over to a member of our team, who will reply here.
     escalate: true
 """,
-    ".github/workflows/evals.yml": """\
-# The offline eval node: replays eval-cache/ with no network and no API key.
-name: evals
-on: [pull_request, push]
-jobs:
-  evals:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.11"
-      - run: pip install llm-eval-harness
-      - run: python -m harness run
-      - if: always()
-        uses: actions/upload-artifact@v4
-        with:
-          name: eval-results
-          path: eval-results/
-""",
 }
 
 
@@ -104,12 +87,18 @@ class Action:
         return f"{self.what:<10} {self.path}"
 
 
-def adopt(root: Path, *, force: bool = False) -> list[Action]:
-    """Scaffold the harness into ``root``; returns what was written, appended or kept."""
+def adopt(root: Path, *, force: bool = False, source: InstallSource | None = None) -> list[Action]:
+    """Scaffold the harness into ``root``; returns what was written, appended or kept.
+
+    ``source`` is how CI installs the harness (default: read from this installation)."""
+    files = dict(_FILES)
+    files[WORKFLOW_PATH] = workflow_text(source or installed_source(),
+                                         install_project=has_installable_project(root),
+                                         python_version=current_python())
     actions = [_pyproject(root)]
     actions.append(_append_lines(root / ".gitattributes", GITATTRIBUTES_LINES, root))
     actions.append(_append_lines(root / ".gitignore", GITIGNORE_LINES, root))
-    for relative, content in _FILES.items():
+    for relative, content in files.items():
         path = root / relative
         if path.exists() and not force:
             actions.append(Action(relative, "kept"))

@@ -140,3 +140,12 @@ def project(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
     return Project(tmp_path, capsys)
 collect_ignore = ["benchmarks"]
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The harness wheel and every wheel the adoption tests install, built once per session
+    (tests/adoption_support.py: the only step that may use the package index)."""
+    from adoption_support import build_wheelhouse
+
+    return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse") / "wheels")

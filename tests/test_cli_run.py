@@ -157,7 +157,7 @@ def test_filters_select_scenarios(project: Project) -> None:
         assert outcome.code == 0, (args, outcome.out)
         assert f"{expected} passed, 0 failed of {expected} iteration(s)" in outcome.out, args
     nothing = project.run("run", "--agent", "nobody")
-    assert nothing.code == 1 and "no scenario selected" in nothing.out
+    assert nothing.code == 2 and "--agent 'nobody' matches nothing; valid values: helper" in nothing.err
 
 
 def test_iterations_override_and_per_iteration_entries(project: Project) -> None:

@@ -28,7 +28,7 @@ def test_compare_lists_flipped_verdicts_and_moved_scores(project: Project) -> No
     runs = _run_ids(project)
     first, last = runs[1], runs[-1]
     outcome = project.run("compare", first, last)
-    assert outcome.code == 0
+    assert outcome.code == 1  # case-01 went from pass to fail
     out = outcome.out
     assert f"compare {first} -> {last}" in out
     assert "2 verdict(s) flipped (1 broke, 1 fixed):" in out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -41,11 +42,21 @@ def test_evals_option_collects_one_item_per_scenario_iteration(
     ]
 
 
-def test_pointing_pytest_at_the_datasets_folder_runs_them(
+def test_pointing_pytest_at_the_datasets_folder_needs_evals(
         pytester: pytest.Pytester, evals: Project) -> None:
+    shutil.rmtree(evals.results)
     result = pytester.runpytest("eval-datasets", *NO_NOISE)
+    assert result.ret == pytest.ExitCode.NO_TESTS_COLLECTED
+    result.stdout.fnmatch_lines(["harness: scenario files are collected only with --evals "
+                                 "(pytest --evals eval-datasets)"])
+    assert not evals.results.exists()
+    result = pytester.runpytest("--evals", "eval-datasets", *NO_NOISE)
     result.assert_outcomes(passed=4)
     result.stdout.fnmatch_lines(["*harness evals*", "*PASSED: 4 passed, 0 failed of 4*"])
+
+
+def test_a_tenant_folder_runs_only_its_scenarios(pytester: pytest.Pytester, evals: Project) -> None:
+    pytester.runpytest("--evals", "eval-datasets/helper/acme", *NO_NOISE).assert_outcomes(passed=2)
 
 
 def test_plugin_is_inert_without_evals(pytester: pytest.Pytester, evals: Project) -> None:
@@ -121,12 +132,46 @@ def test_dataset_error_is_one_collection_error(pytester: pytest.Pytester, evals:
 
 def test_refresh_cache_option_re_records(pytester: pytest.Pytester, evals: Project) -> None:
     evals.script("helper", "acme/greeting", {"answer": "ok", "note": "from pytest"})
-    result = pytester.runpytest("--evals", "--refresh-cache", "--evals-scripted",
+    result = pytester.runpytest("--evals", "--evals-refresh-cache", "--evals-scripted",
                                 "--evals-tenant", "acme", *NO_NOISE)
     result.assert_outcomes(passed=2)
+    assert "deprecated" not in result.stdout.str()
     payloads = [p.read_text() for p in (evals.cache / "cache/helper/acme").rglob("contents.data")]
     assert any("from pytest" in p for p in payloads)
     pytester.runpytest("--evals", *NO_NOISE).assert_outcomes(passed=4)
+
+
+@pytest.mark.parametrize(("old", "new"), [("--refresh-cache", "--evals-refresh-cache"),
+                                          ("--record-missing", "--evals-record-missing")])
+def test_old_option_spellings_still_work_with_a_deprecation_warning(
+        pytester: pytest.Pytester, evals: Project, old: str, new: str) -> None:
+    evals.script("helper", "acme/greeting", {"answer": "ok", "note": "old spelling"})
+    evals.scenario("helper/acme/added", {"answer": "yes"})
+    result = pytester.runpytest("--evals", old, "--evals-scripted", "--evals-tenant", "acme",
+                                *NO_NOISE)
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines([f"*HarnessDeprecationWarning: {old} is deprecated and will be "
+                                 f"removed: use {new}*"])
+    payloads = [p.read_text() for p in (evals.cache / "cache/helper/acme").rglob("contents.data")]
+    # --refresh-cache re-recorded the changed answer; --record-missing only the new scenario
+    assert any("old spelling" in p for p in payloads) == (old == "--refresh-cache")
+    assert (evals.cache / "cache/helper/acme/added").is_dir()
+
+
+@pytest.mark.parametrize("option", ["--evals-refresh-cache", "--evals-agent=helper", "--refresh-cache"])
+def test_an_evals_option_without_evals_is_a_usage_error(
+        pytester: pytest.Pytester, evals: Project, option: str) -> None:
+    shutil.rmtree(evals.results)
+    result = pytester.runpytest(option, *NO_NOISE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*{option.split('=')[0]} only apply with --evals*"])
+    assert not evals.results.exists()
+
+
+def test_refresh_and_record_missing_exclude_each_other(pytester: pytest.Pytester, evals: Project) -> None:
+    result = pytester.runpytest("--evals", "--evals-refresh-cache", "--evals-record-missing", *NO_NOISE)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*exclude each other*"])
 
 
 def test_junitxml_names_agent_and_tenant_in_the_classname(pytester: pytest.Pytester,

@@ -25,12 +25,12 @@ def test_a_pytest_refresh_after_failed_calls_pays_again_unless_resumed(
     for index in range(3):
         project.scenario(f"helper/acme/s{index}")
     server.answer = lambda r: (Reply(500, "down") if "s1" in json.dumps(r.body) else default_answer(r))
-    failed = _pytest(project, "--refresh-cache")
+    failed = _pytest(project, "--evals-refresh-cache")
     assert failed.returncode == 1, failed.stdout
     server.answer = default_answer
-    resumed = _pytest(project, "--refresh-cache", "--evals-resume")
+    resumed = _pytest(project, "--evals-refresh-cache", "--evals-resume")
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert len(server.requests) == 3 + 1  # s0 and s2 came from the journal: only s1 was paid
-    fresh = _pytest(project, "--refresh-cache")
+    fresh = _pytest(project, "--evals-refresh-cache")
     assert fresh.returncode == 0
     assert len(server.requests) == 4 + 3  # a plain refresh pays for everything again

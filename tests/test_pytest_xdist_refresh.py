@@ -35,7 +35,7 @@ def test_refresh_under_xdist_respects_the_rate_limit_and_pays_once(
     for tenant in ("acme", "globex"):
         for index in range(8):
             project.scenario(f"helper/{tenant}/s{index}")
-    recorded = _pytest(project, "--refresh-cache", "-n", "2")
+    recorded = _pytest(project, "--evals-refresh-cache", "-n", "2")
     assert recorded.returncode == 0, recorded.stdout + recorded.stderr
     assert "16 passed" in recorded.stdout
     arrivals = sorted(r.at for r in server.requests)

@@ -30,6 +30,7 @@ from harness.check.context import CheckContext, build_context
 from harness.check.findings import CheckReport, Finding, GuardResult
 from harness.config import HarnessConfig
 from harness.datasets import Selection
+from harness.manual import see
 
 __all__ = ["GUARDS", "CheckReport", "Finding", "GuardResult", "run_checks"]
 
@@ -59,6 +60,6 @@ def _datasets(ctx: CheckContext) -> GuardResult:
         return GuardResult("datasets", f"{len(ctx.dataset.scenarios)} scenario(s), {selected} selected")
     findings = tuple(
         Finding("datasets", ctx.rel(p.file) if not isinstance(p.file, str) else p.file, p.message,
-                p.fix or "see docs/formats.md", field=p.field)
+                p.fix or see("formats"), field=p.field)
         for p in ctx.dataset_problems)
     return GuardResult("datasets", f"{len(findings)} problem(s): the unused guard is skipped", findings)

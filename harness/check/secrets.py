@@ -12,7 +12,6 @@ per line, or ``regex:<pattern>`` (the whole value must match), ``#`` comments.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,15 +47,8 @@ class Allowlist:
 
 def allowlist_path(config: HarnessConfig) -> tuple[Path, bool]:
     """The allowlist file and whether it was configured explicitly (then it must exist)."""
-    pyproject = config.root / "pyproject.toml"
-    configured = None
-    if pyproject.is_file():
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))  # load_config proved it parses
-        tool = data.get("tool", {})
-        section = tool.get("harness", {}) if isinstance(tool, dict) else {}
-        configured = section.get("allowlist") if isinstance(section, dict) else None
-    if isinstance(configured, str) and configured.strip():
-        return (config.root / configured).resolve(), True
+    if config.allowlist is not None:  # parsed (and checked) once, by load_config
+        return config.allowlist, True
     return config.root / DEFAULT_ALLOWLIST, False
 
 

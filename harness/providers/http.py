@@ -190,7 +190,7 @@ class Transport:
         self.base_url = base_url
         self.label = label
         self._headers = {"Content-Type": "application/json", "Accept": "application/json",
-                         "User-Agent": "llm-eval-harness", **headers}
+                         "User-Agent": "offline-evals", **headers}
         self._secrets = tuple(s for s in secrets if s)
         self.timeout_s = timeout_s
         self.policy = policy or RetryPolicy()

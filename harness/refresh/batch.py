@@ -91,6 +91,12 @@ class DeferringClient:
         self._queue = queue
         self._retry_errors = retry_errors
 
+    def endpoint_kind_of(self, provider: str) -> object:
+        """The endpoint kind (``openai``, ``azure-openai``...) of the client that routes
+        ``provider``, for the entry provenance; None when the routing client cannot tell."""
+        routed = getattr(self._routing, "endpoint_kind_of", None)
+        return routed(provider) if callable(routed) else None
+
     def complete(self, call: ChatCall) -> ChatResponse:
         key = compute_key(call)
         failure = self._queue.failed.get(key)

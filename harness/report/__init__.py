@@ -48,6 +48,7 @@ def render(view: RunView, fmt: str) -> str:
 def parse_report_option(value: str) -> tuple[str, Path | None]:
     """``FORMAT[:PATH]`` -> (format, path or None); ``html:C:\\out.html`` keeps the drive."""
     fmt, sep, path = value.partition(":")
+    fmt = "md" if fmt == "markdown" else fmt  # the name people type
     if fmt not in DEFAULT_NAMES:
         raise ConfigError(f"--report {value}: unknown format '{fmt}'; use one of "
                           f"{', '.join(FORMATS)}, optionally with :PATH")

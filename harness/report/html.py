@@ -19,7 +19,7 @@ from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cell_text, judge_cells, provenance_line, rubric_table_rows
 from harness.report.html_assets import CSS, ERROR_HOOK, SCRIPT
 from harness.report.json_report import report_data
-from harness.report.model import RunView
+from harness.report.model import RunView, is_blocking
 from harness.rubric.grade import PURPOSE_PREFIX
 
 _PAGE = """<!DOCTYPE html>
@@ -106,6 +106,7 @@ def _record(record: dict[str, Any]) -> dict[str, Any]:
             "description", "environment", "expected_decision", "actual_decision", "verdicts",
             "judges", "rubric", "transcript", "transcript_path", "transcript_line")
     kept = {k: record.get(k) for k in keep}
+    kept["blocking"] = is_blocking(record)  # the one rule (harness.entities), not a copy in JS
     kept["judges"] = [{**j, "scripted": answer_source(record, j, f"judge:{j['name']}") == SCRIPTED}
                       for j in record.get("judges") or []]
     kept["rubric"] = [{**x, "scripted": answer_source(record, x, PURPOSE_PREFIX + str(x["name"]))

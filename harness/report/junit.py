@@ -31,12 +31,12 @@ from collections import defaultdict
 from typing import Any
 
 from harness.counterexamples import strength
+from harness.entities import ANSWER_FAILURES
 from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cells, rubric_rows
 from harness.report.model import RunView, is_blocking
 from harness.rubric.grade import PURPOSE_PREFIX
 
-_FAILURES = ("rejected", "unchecked", "toothless")
 #: Characters XML 1.0 cannot carry at all, even escaped (model output may hold them).
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -111,7 +111,7 @@ def _testcase(suite: ET.Element, record: dict[str, Any], datasets: str) -> None:
                          time=f"{seconds:.3f}")
     status = str(record["status"])
     if status != "passed":
-        kind = "failure" if status in _FAILURES else "error"
+        kind = "failure" if status in ANSWER_FAILURES else "error"
         prefix = "BLOCKING (negative/adversarial reject): " if is_blocking(record) else ""
         message = str(record.get("message", "")).splitlines()[0] if record.get("message") else status
         element = ET.SubElement(case, kind, type=status, message=_clean(prefix + message))

@@ -19,6 +19,7 @@ from harness.results import (
     IterationResult,
     RunSummary,
     counterexample_record,
+    identity_record,
     judge_means,
     run_data,
     validation_record,
@@ -88,12 +89,7 @@ def view_of_summary(summary: RunSummary, selection: dict[str, Any] | None = None
 
 def summary_record(result: IterationResult) -> dict[str, Any]:
     """The fields of an iteration record that the tables, blocking line and failures use."""
-    scenario = result.scenario
-    record: dict[str, Any] = {
-        "scenario": scenario.id, "agent": scenario.agent, "tenant": scenario.tenant,
-        "name": scenario.name, "type": scenario.type, "iteration": result.iteration,
-        "status": result.status, "message": result.message, **counterexample_record(result),
-    }
+    record: dict[str, Any] = {**identity_record(result), **counterexample_record(result)}
     if result.judges or result.rubric:
         full = validation_record(result)
         record["judges"], record["warnings"] = full["judges"], full["warnings"]

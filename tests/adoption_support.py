@@ -1,0 +1,121 @@
+"""Real installs for the adoption tests: a wheelhouse, fresh virtualenvs, an offline pip.
+
+The wheelhouse is built once per session (this is the only step that may reach
+the package index: it builds the harness wheel from a copy of this checkout and
+fetches the dependency wheels). Every install after that is
+``pip --no-index --find-links <wheelhouse>`` with the machine's pip configuration
+switched off and every proxy pointing at a closed port, so an install or a
+command that tried the network would fail instead of quietly succeeding.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import REPO_ROOT
+
+#: What the wheelhouse holds besides the harness and its dependencies: a build backend for
+#: the adopter's own project and the test runner of its unit tests.
+EXTRA_WHEELS = ("setuptools>=77", "wheel", "pytest")
+_SOURCE = ("pyproject.toml", "setup.py", "README.md", "harness", "docs")
+#: A proxy nobody listens on: any network attempt fails fast and visibly.
+_DEAD_PROXY = "http://127.0.0.1:9"
+
+
+def copy_source(dest: Path) -> Path:
+    """The files a build of the harness reads, without caches, results or the venv."""
+    dest.mkdir(parents=True, exist_ok=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+    for name in _SOURCE:
+        source = REPO_ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, dest / name, ignore=ignore)
+        else:
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+def build_wheelhouse(dest: Path) -> Path:
+    """A folder of wheels: the harness (built from a copy of this checkout) and everything it and
+    the adopter's project need, so every later install can run with ``--no-index``."""
+    source = copy_source(dest.parent / "harness-source")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_NO_INDEX")}
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(dest),
+                    str(source), *EXTRA_WHEELS], env=env, check=True, capture_output=True,
+                   text=True, timeout=600)
+    return dest
+
+
+def harness_wheel(wheelhouse: Path) -> Path:
+    (wheel,) = wheelhouse.glob("offline_evals-*.whl")
+    return wheel
+
+
+@dataclass(frozen=True)
+class Venv:
+    """A fresh virtualenv and the offline environment its commands run in."""
+
+    root: Path
+    wheelhouse: Path
+
+    @property
+    def bin(self) -> Path:
+        return self.root / ("Scripts" if os.name == "nt" else "bin")
+
+    @property
+    def python(self) -> Path:
+        return self.bin / "python"
+
+    def env(self) -> dict[str, str]:
+        """What an activated venv on an offline CI runner sees: pip reads only the wheelhouse."""
+        env = {k: v for k, v in os.environ.items()
+               if not k.startswith(("PIP_", "PYTHON", "PYTEST_", "VIRTUAL_ENV"))}
+        env.update({
+            "PATH": f"{self.bin}{os.pathsep}{os.environ.get('PATH', '')}",
+            "VIRTUAL_ENV": str(self.root),
+            "PIP_NO_INDEX": "1",
+            "PIP_FIND_LINKS": str(self.wheelhouse),
+            "PIP_CONFIG_FILE": os.devnull,  # no machine-wide index, find-links or constraints
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "HTTP_PROXY": _DEAD_PROXY, "HTTPS_PROXY": _DEAD_PROXY, "ALL_PROXY": _DEAD_PROXY,
+            "http_proxy": _DEAD_PROXY, "https_proxy": _DEAD_PROXY, "all_proxy": _DEAD_PROXY,
+            "NO_PROXY": "", "no_proxy": "",
+        })
+        return env
+
+    def run(self, *args: str | Path, cwd: Path | None = None,
+            timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """A command with this venv first on PATH (``pip``, ``python``, ``harness``)."""
+        return subprocess.run([str(a) for a in args], cwd=cwd, env=self.env(), capture_output=True,
+                              text=True, timeout=timeout, check=False)
+
+    def shell(self, script: str, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        """A workflow ``run:`` step, as GitHub's default shell runs it (``bash -e``)."""
+        return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                              cwd=cwd, env=self.env(), capture_output=True, text=True,
+                              timeout=timeout, check=False)
+
+
+def make_venv(path: Path, wheelhouse: Path) -> Venv:
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, capture_output=True,
+                   timeout=300)
+    return Venv(path, wheelhouse)
+
+
+def ok(done: subprocess.CompletedProcess[str]) -> subprocess.CompletedProcess[str]:
+    """``done``, or a failure that shows the command's whole output."""
+    assert done.returncode == 0, f"{done.args}\nexit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return done
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Adopter", "GIT_AUTHOR_EMAIL": "adopter@example.invalid",
+           "GIT_COMMITTER_NAME": "Adopter", "GIT_COMMITTER_EMAIL": "adopter@example.invalid"}
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
+                          check=True, timeout=120)
+    return done.stdout.strip()
