@@ -29,6 +29,7 @@ from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
+from harness.refresh.ledger import Ledger
 from harness.rerecord import Rerecord
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from harness.refresh.batch import BatchQueue, BatchRecorder
     from harness.refresh.interrupt import RunInterrupted
     from harness.refresh.journal import Journal
+    from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
     from harness.refresh.ratelimit import RateLimiter
 
@@ -59,6 +61,8 @@ class RunOptions:
     """Answer refresh calls from each agent's script file instead of the real provider."""
     concurrency: int = DEFAULT_CONCURRENCY
     """Scenario iterations recorded in parallel (recording modes; offline runs are serial)."""
+    max_calls: int | None = None
+    """Refuse (exit 2) a paid run whose plan may need more calls than this; never cut one short."""
     resume: bool = False
     """Reuse answers an earlier run journaled (and collect its batches) instead of paying again."""
     batch: bool = False
@@ -98,12 +102,16 @@ class EvalSession:
             raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
+        self.ledger = Ledger()
+        """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
         _check_recording_options(self.options)
-        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock, run_id)
+        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock,
+                                       self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
+        self._started: set[tuple[str, int]] = set()
         self.summary = RunSummary(run_id=run_id,
                                   started=clock(), results_dir=config.results,
                                   datasets=config.relative(config.datasets))
@@ -121,6 +129,13 @@ class EvalSession:
         """Every selected (scenario, iteration) pair, in dataset order."""
         return [(s, i) for s in self.scenarios for i in range(self.iterations_of(s))]
 
+    def call_plan(self) -> CallPlan:
+        """What this run would call, before any call (see :mod:`harness.refresh.plan`)."""
+        from harness.refresh.plan import make_plan
+
+        return make_plan(self.dataset, self.store, self.plan(), mode=self.options.mode,
+                         scripted=self.options.scripted, prices=self.config.prices)
+
     def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
         """Run, assert and record one scenario iteration (thread-safe)."""
         result = self.execute(scenario, iteration)
@@ -133,13 +148,21 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
+        with self._lock:  # a --batch run executes an iteration once per round: count it once
+            first = (scenario.id, iteration) not in self._started
+            self._started.add((scenario.id, iteration))
+        if first:
+            self.ledger.iteration_started()
         started = time.perf_counter()
-        result, output = run_iteration(agent, scenario, iteration, request, client,
-                                       request_digest(request))
-        result = score_iteration(agent, request, result, output, client)  # judges, metrics
-        result = _with_counterexamples(agent, scenario, result)  # no model call
-        result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
-        self._writer.write(result)
+        try:
+            result, output = run_iteration(agent, scenario, iteration, request, client,
+                                           request_digest(request))
+            result = score_iteration(agent, request, result, output, client)  # judges, metrics
+            result = _with_counterexamples(agent, scenario, result)  # no model call
+            result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
+            self._writer.write(result)
+        finally:
+            self.ledger.iteration_done()
         return result
 
     def update_stamp(self) -> None:
@@ -162,6 +185,16 @@ class EvalSession:
         """Write run.json for ``summary`` (the pytest controller passes the merged one)."""
         summary = summary or self.summary
         summary.finished = self.clock()
+        if self.options.mode != "offline" and summary.accounting is None:
+            tally = self.ledger.tally()
+            if summary is not self.summary and not tally.iterations_started:
+                # the pytest-xdist controller: its workers made the calls; sum their records
+                from harness.refresh.ledger import tally_of_records
+                from harness.report.load import load_records
+
+                summary.accounting = tally_of_records(load_records(self._writer.run_dir))
+            else:
+                summary.accounting = {**tally.to_json(), "iterations_done": len(summary.results)}
         summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
         self._writer.finish(summary, _selection_record(self.options))
 
@@ -202,9 +235,14 @@ def run_evals(
     on_result: Callable[[IterationResult], None] | None = None,
     clock: Callable[[], datetime] = utc_now,
     progress: Progress | None = None,
+    on_plan: Callable[[CallPlan], None] | None = None,
     on_note: Callable[[str], None] | None = None,
 ) -> RunSummary:
     """Run the selected scenarios and return the summary; records go to ``config.results``.
+
+    A recording run first computes its plan (calls, estimated tokens and cost),
+    hands it to ``on_plan`` and refuses, before any call, to exceed
+    ``options.max_calls`` (:class:`~harness.refresh.plan.PlanOverBudget`, exit 2).
 
     A recording run calls up to ``options.concurrency`` iterations at once;
     results and ``on_result`` calls still come in plan order. ``progress``
@@ -215,7 +253,7 @@ def run_evals(
     """
     session = EvalSession(config, options, dataset=dataset, clock=clock)
     try:
-        return _run_session(session, on_result, progress, on_note or (lambda text: None))
+        return _run_session(session, on_result, progress, on_note or (lambda text: None), on_plan)
     except KeyboardInterrupt:
         if session.options.mode == "offline":
             raise
@@ -223,11 +261,19 @@ def run_evals(
 
 
 def _run_session(session: EvalSession, on_result: Callable[[IterationResult], None] | None,
-                 progress: Progress | None, on_note: Callable[[str], None]) -> RunSummary:
+                 progress: Progress | None, on_note: Callable[[str], None],
+                 on_plan: Callable[[CallPlan], None] | None = None) -> RunSummary:
     plan = session.plan()
+    if session.options.mode != "offline" and (on_plan is not None
+                                              or session.options.max_calls is not None):
+        call_plan = session.call_plan()
+        if on_plan is not None:
+            on_plan(call_plan)
+        call_plan.check_budget(session.options.max_calls)  # before any call
+    session.ledger.planned(len(plan))
     session.note_journal(on_note)
     if progress is not None:
-        progress.start(len(plan))
+        progress.start(len(plan), session.ledger)
     workers = min(session.options.concurrency, len(plan))
     if session.options.batch:
         from harness.refresh.batch import run_batched
@@ -254,6 +300,24 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
     if progress is not None:
         progress.close()
     return session.finish()
+
+
+def plan_run(config: HarnessConfig, options: RunOptions, *,
+             dataset: Dataset | None = None) -> CallPlan:
+    """The plan of a recording run without running it (``--dry-run``): no call, no credentials
+    read, nothing written."""
+    from harness.refresh.plan import make_plan
+
+    if options.mode == "offline":
+        raise ConfigError("--dry-run only applies with --refresh-cache or --record-missing "
+                          "(an offline run calls nothing)")
+    dataset = dataset or load_dataset(config)
+    scenarios = options.selection.apply(dataset.scenarios)
+    _check_iteration_override(config, scenarios, options.iterations)
+    pairs = [(s, i) for s in scenarios for i in range(options.iterations or s.iterations)]
+    store = CacheStore(config.cache, ttl_days=config.ttl_days)
+    return make_plan(dataset, store, pairs, mode=options.mode, scripted=options.scripted,
+                     prices=config.prices)
 
 
 def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], workers: int,
@@ -358,8 +422,10 @@ class _ClientFactory:
     """
 
     def __init__(self, config: HarnessConfig, dataset: Dataset, store: CacheStore,
-                 options: RunOptions, clock: Callable[[], datetime], run_id: str = "") -> None:
+                 options: RunOptions, clock: Callable[[], datetime], ledger: Ledger,
+                 run_id: str = "") -> None:
         self.config = config
+        self.ledger = ledger
         self.dataset = dataset
         self.store = store
         self.options = options
@@ -397,7 +463,8 @@ class _ClientFactory:
                 client = CachingClient(self._inner(agent), self.store,
                                        refresh=self.options.mode == "refresh", clock=self.clock,
                                        journal=self._journal_of() if self._paid else None,
-                                       rounds=self.options.batch,
+                                       ledger=self.ledger if self.options.mode != "offline"
+                                       else None, rounds=self.options.batch,
                                        rerecord=Rerecord.of(agent, self.options.iterations))
                 self._clients[agent.name] = client
             return client
@@ -462,7 +529,8 @@ class _ClientFactory:
         endpoint = agent.endpoint if provider == agent.provider else {}
         per_minute = int(endpoint.get("requests_per_minute") or self.config.requests_per_minute)
         return build_provider(agent, credentials, provider=provider,
-                              limiter=self._limiter(provider, credentials.base_url, per_minute))
+                              limiter=self._limiter(provider, credentials.base_url, per_minute),
+                              observer=self.ledger)
 
     def _limiter(self, provider: str, base_url: str, per_minute: int) -> RateLimiter | None:
         from harness.refresh import ratelimit_dir

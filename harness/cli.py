@@ -45,6 +45,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--concurrency", type=int, default=None, metavar="N",
                      help="with --refresh-cache/--record-missing: iterations recorded in parallel "
                      "(default 8); offline runs are serial")
+    run.add_argument("--dry-run", action="store_true",
+                     help="with --refresh-cache/--record-missing: print the plan (calls, estimated "
+                     "tokens and cost) and exit 0 without calling anything")
+    run.add_argument("--max-calls", type=int, default=None, metavar="N",
+                     help="refuse (exit 2, before any call) a paid run that may need more than N "
+                     "calls; a run is never cut short")
+    run.add_argument("--progress-interval", type=float, default=10.0, metavar="SECONDS",
+                     help="seconds between progress lines of a recording run (default 10)")
     run.add_argument("--resume", action="store_true",
                      help="with --refresh-cache/--record-missing: reuse the answers an earlier "
                      "interrupted or failed run paid for (and collect its batches) instead of paying again")
@@ -161,6 +169,10 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.scripted and not (args.refresh_cache or args.record_missing):
         raise ConfigError("--scripted only applies with --refresh-cache or --record-missing")
+    if args.max_calls is not None and args.max_calls < 0:
+        raise ConfigError(f"--max-calls must be 0 or more, got {args.max_calls}")
+    if args.progress_interval <= 0:
+        raise ConfigError(f"--progress-interval must be positive, got {args.progress_interval}")
     config = load_project(args.project)
     mode: Mode = ("refresh" if args.refresh_cache
                   else "record-missing" if args.record_missing else "offline")
@@ -171,16 +183,25 @@ def _run(args: argparse.Namespace) -> int:
         mode=mode,
         scripted=args.scripted,
         concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
+        max_calls=args.max_calls,
         resume=args.resume, batch=args.batch, batch_poll_s=args.batch_poll,
         batch_retry_errors=args.batch_retry_errors,
     )
+    if args.dry_run:
+        from harness.api import plan_run
+
+        print(plan_run(config, options).render())
+        print("dry run: nothing was called")
+        return 0
     progress = None
     if mode != "offline":
         from harness.refresh.progress import Progress
 
-        progress = Progress(sys.stderr, label="recording" if args.scripted else "recording (paid)")
+        progress = Progress(sys.stderr, scripted=args.scripted,
+                            interval_s=args.progress_interval)
     reports = [parse_report_option(value) for value in args.report]
     summary = run_evals(config, options, progress=progress,
+                        on_plan=lambda plan: print(plan.render(), file=sys.stderr, flush=True),
                         on_note=lambda text: print(text, file=sys.stderr, flush=True))
     emit(render_summary(summary, quiet=args.quiet))
     _write_run_reports(config.results, summary.run_id, summary.results_dir, reports)

@@ -7,11 +7,12 @@ Defaults follow the committed layout, so a repository that uses
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
+from harness.refresh.prices import Prices, parse_prices
 
 #: Below a year, a committed cache silently rots between releases.
 MIN_TTL_DAYS = 365
@@ -29,6 +30,7 @@ _KNOWN_KEYS = {
     "watch",
     "requests_per_minute",
     "allowlist",
+    "prices",
 }
 
 
@@ -46,6 +48,8 @@ class HarnessConfig:
     watch: tuple[str, ...] = ()
     requests_per_minute: int = 0
     """Cross-process limit of paid requests per provider endpoint; 0 means no limit."""
+    prices: Prices = field(default_factory=dict)
+    """Model id -> (input, output) US$ per million tokens, for the run plan's cost estimate."""
     allowlist: Path | None = None
     """The secrets guard's allowlist named by ``allowlist`` (``None``: the default file, optional).
 
@@ -149,6 +153,9 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         problems.append(f"{where}: requests_per_minute = {requests_per_minute} must be 0 (no "
                         "limit) or a positive number of requests per minute")
 
+    prices, price_problems = parse_prices(section.get("prices", {}), where)
+    problems.extend(price_problems)
+
     config = HarnessConfig(
         root=root,
         datasets=path_of("datasets", "eval-datasets"),
@@ -159,6 +166,7 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         credentials_file=(root / credentials).resolve(),
         watch=tuple(watch),
         requests_per_minute=requests_per_minute,
+        prices=prices,
         allowlist=(root / allowlist).resolve() if allowlist else None,
     )
     if config.results == config.cache or config.cache in config.results.parents:

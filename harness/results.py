@@ -132,6 +132,8 @@ class RunSummary:
     """The datasets folder relative to the project root (the JUnit classname's first part)."""
     metrics: list[MetricValue] = field(default_factory=list)
     """Declared metric values, computed when the run finishes."""
+    accounting: dict[str, int | None] | None = None
+    """The ledger's totals of a recording run (paid attempts, retries, journal...); None offline."""
 
     @property
     def counts(self) -> Counter[str]:
@@ -193,11 +195,7 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "latency_ms": round(sum(c.latency_ms for c in own), 3),
         "duration_ms": round(result.duration_ms, 3),
         "usage": _usage(result.response),
-        "calls": [
-            {"key": c.key, "cache_hit": c.cache_hit, "latency_ms": c.latency_ms, "entry": c.entry,
-             **({"purpose": c.purpose} if c.purpose else {})}
-            for c in result.calls
-        ],
+        "calls": [c.to_json() for c in result.calls],
         "response": response_to_json(result.response) if result.response else None,
         "verdicts": [
             {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason}
@@ -346,6 +344,7 @@ def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
                      for r in summary.blocking],
         "judges": judge_means((j.name, j.score, j.interpretation, j.source)
                               for r in summary.results for j in r.judges),
+        "accounting": summary.accounting,
         "rubric": rubric_summary((r.scenario.agent, x.name, x.rule, x.outcome, x.source)
                                  for r in summary.results for x in r.rubric),
         "strength": strength_by_agent(summary.results),
@@ -422,9 +421,7 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"])
                        for v in record.get("verdicts", [])),
         message=record.get("message", ""),
-        calls=tuple(CallRecord(c["key"], c["cache_hit"], c["latency_ms"], c["entry"],
-                               purpose=c.get("purpose", ""))
-                    for c in record.get("calls", [])),
+        calls=tuple(CallRecord.from_json(c) for c in record.get("calls", [])),
         response=response_from_json(response) if response else None,
         request_digest=record.get("request_digest", ""),
         judges=tuple(JudgeScore(j["name"], j["score"], j["interpretation"], j["reason"],

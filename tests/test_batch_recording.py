@@ -66,7 +66,7 @@ def test_a_batch_refresh_records_every_scenario_in_one_batch_and_replays_offline
     recorded = project.run("run", "--refresh-cache", "--batch", *FAST)
     assert recorded.code == 0, recorded.out + recorded.err
     assert fake.batches_created == 1 and fake.batched_requests == 3 and fake.sync_calls == 0
-    assert "paid 3, journal 0, cache 0" in recorded.err
+    assert "paid 3 (3 answered, 3 in batches), journal 0, cache 0" in recorded.err
     assert "batch round 1: 3 call(s) for 3 iteration(s)" in recorded.err
     assert len(entries(project)) == 3
     before = project.cache_digest()
@@ -141,7 +141,7 @@ def test_dependent_calls_go_out_in_rounds_and_match_a_synchronous_recording(
     assert batched.code == 0, batched.out + batched.err
     sizes = [len(b.requests) for b in fake.batches.values()]
     assert sizes == [2, 2, 1] and fake.sync_calls == 5
-    assert "paid 5, journal 0, cache 0" in batched.err
+    assert "paid 5 (5 answered, 5 in batches), journal 0, cache 0" in batched.err
     assert entries(project) == synchronous
     assert project.run("run").code == 0
 
@@ -152,7 +152,7 @@ def test_record_missing_batches_only_the_misses(project: Project, fake: BatchSer
     project.scenario("helper/acme/s3")
     outcome = project.run("run", "--record-missing", "--batch", *FAST)
     assert outcome.code == 0, outcome.err
-    assert "paid 1, journal 0, cache 3" in outcome.err
+    assert "paid 1 (1 answered, 1 in batches), journal 0, cache 3" in outcome.err
     assert [len(b.requests) for b in fake.batches.values()] == [3, 1]
 
 
@@ -210,7 +210,7 @@ def test_an_expired_batch_keeps_what_completed_and_reports_the_rest(
     assert len(entries(project)) == 2
     fake.expire_after = None
     rest = project.run("run", "--record-missing", "--batch", *FAST)
-    assert rest.code == 0 and "paid 1, journal 0, cache 2" in rest.err
+    assert rest.code == 0 and "paid 1 (1 answered, 1 in batches), journal 0, cache 2" in rest.err
 
 
 def test_a_batch_the_provider_refuses_reports_every_scenario(project: Project, fake: BatchServer) -> None:

@@ -96,7 +96,7 @@ def test_sigkill_after_batch_creation_then_resume_polls_it_and_never_creates_a_s
     assert resumed.returncode == 0, out + err
     assert "resuming" in err and "polling it instead of paying again" in err
     assert fake.batches_created == 1 and fake.sync_calls == 0  # no second batch, no sync call
-    assert "paid 0, journal 3, cache 0" in err  # the killed run paid; this one reused
+    assert "paid 0 (0 answered), journal 3, cache 0" in err  # the killed run paid; this one reused
     assert entries(project) == 3
     replay = cli(project)
     out, err = replay.communicate(timeout=60)

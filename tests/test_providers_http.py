@@ -94,7 +94,8 @@ def test_attempts_are_bounded_and_the_failure_names_scenario_status_and_body(
     assert "overloaded" in message and TEST_KEY not in message and "[REDACTED]" in message
     shown = message.split("HTTP 503: ", 1)[1].split(". Nothing was written", 1)[0]
     assert len(shown) <= 300
-    assert message.endswith("Nothing was written to the cache")
+    assert message.endswith("Nothing was written to the cache (4 attempts reached the provider: "
+                            "counted as paid)")
 
 
 def test_a_client_error_is_not_retried(server: ProviderServer) -> None:

@@ -38,6 +38,7 @@ def test_the_canonical_request_goes_on_the_wire_as_chat_completions(server: Prov
     client = build_provider(make_agent(), make_credentials(server.url + "/v1"))
     options = {"temperature": 0, "max_tokens": 200, "seed": 7, "tool_choice": {"name": "ping"},
                "response_format": {"type": "json_object"}}
+    server.queue(Reply(body=openai_answer(None, tool_calls=[{"name": "ping"}])))
     client.complete(call({"messages": CONVERSATION, "options": options, "tools": TOOLS}))
     sent = server.requests[0]
     assert sent.path == "/v1/chat/completions"

@@ -79,7 +79,7 @@ def test_refresh_records_and_ends_with_the_verdicts_of_an_offline_replay(
     assert len(server.requests) == 3 and len(entries(project)) == 3
     assert (project.cache / ".eval-cache.json").is_file()
     assert "recording (paid) 3/3 100%" in recorded.err
-    assert "paid 3, journal 0, cache 0 | tokens 36 in, 15 out" in recorded.err
+    assert "paid 3 (3 answered), journal 0, cache 0 | tokens 36 in, 15 out" in recorded.err
     during = latest_records(project)
     assert {r["usage"]["input_tokens"] for r in during.values()} == {12}
     replay = project.run("run")
@@ -101,7 +101,7 @@ def test_record_missing_pays_only_for_the_scenario_that_misses(
     outcome = project.run("run", "--record-missing")
     assert outcome.code == 0, outcome.out
     assert len(server.requests) == 4
-    assert "paid 1, journal 0, cache 3" in outcome.err
+    assert "paid 1 (1 answered), journal 0, cache 3" in outcome.err
     assert project.run("run", "--refresh-cache").code == 0  # an explicit refresh pays again
     assert len(server.requests) == 8
 

@@ -121,7 +121,7 @@ def test_sigkill_mid_refresh_then_resume_pays_only_for_the_calls_not_made(
     rerun = cli(project, "run", "--refresh-cache", "--resume", "--concurrency", "2")
     out, err = rerun.communicate(timeout=30)
     assert rerun.returncode == 0, out + err
-    assert "paid 3, journal 3, cache 0" in err
+    assert "paid 3 (3 answered), journal 3, cache 0" in err
     assert server.answered == 6  # every scenario paid for exactly once
     assert len(server.requests) == 6 + held  # plus the calls cut off in flight, never answered
     assert verified_entries(project) == 6
@@ -155,7 +155,7 @@ def test_sigkill_between_journal_and_entry_leaves_no_torn_entry_and_no_second_pa
     assert verified_entries(project) == 1 and len(temporaries(project)) == 1
     outcome = project.run("run", "--refresh-cache", "--resume")
     assert outcome.code == 0, outcome.out
-    assert "paid 1, journal 2, cache 0" in outcome.err
+    assert "paid 1 (1 answered), journal 2, cache 0" in outcome.err
     assert len(server.requests) == 3
     assert verified_entries(project) == 3 and temporaries(project) == []
     assert project.run("run").code == 0
@@ -169,10 +169,10 @@ def test_after_failed_calls_resume_pays_only_for_those(project: Project, server:
     server.answer = default_answer
     second = project.run("run", "--refresh-cache", "--resume")
     assert second.code == 0, second.out
-    assert "paid 1, journal 2, cache 0" in second.err
+    assert "paid 1 (1 answered), journal 2, cache 0" in second.err
     assert len(server.requests) == 4  # s0, s1 (failed), s2, then s1 again: nothing paid twice
     third = project.run("run", "--refresh-cache")  # the complete run forgot: a new refresh pays
-    assert "paid 3, journal 0" in third.err
+    assert "paid 3 (3 answered), journal 0" in third.err
 
 
 def test_refresh_means_fresh_an_earlier_runs_journal_answers_are_not_reused_without_resume(
@@ -186,7 +186,7 @@ def test_refresh_means_fresh_an_earlier_runs_journal_answers_are_not_reused_with
     server.answer = lambda r: Reply(body=openai_answer({"answer": "yes", "fresh": True}))
     second = project.run("run", "--refresh-cache")
     assert second.code == 0, second.out
-    assert "paid 3, journal 0, cache 0" in second.err
+    assert "paid 3 (3 answered), journal 0, cache 0" in second.err
     assert "2 answer(s) journaled by an earlier run are not reused" in second.err
     assert len(server.requests) == 3 + 3
     for name in ("s0", "s1", "s2"):  # every entry holds the fresh answer, not the journaled one
@@ -204,7 +204,7 @@ def test_record_missing_follows_the_same_rule(project: Project, server: Provider
         shutil.rmtree(entry)  # s0 misses now, and its answer is still journaled
     server.answer = default_answer
     plain = project.run("run", "--record-missing")
-    assert plain.code == 0 and "paid 2, journal 0, cache 0" in plain.err
+    assert plain.code == 0 and "paid 2 (2 answered), journal 0, cache 0" in plain.err
     server.answer = lambda r: (Reply(500, "down") if "s1" in json.dumps(r.body) else default_answer(r))
     assert project.run("run", "--refresh-cache").code == 1
     for entry in project.cache.glob("cache/helper/acme/s0/*"):
@@ -212,7 +212,7 @@ def test_record_missing_follows_the_same_rule(project: Project, server: Provider
     server.answer = default_answer
     before = len(server.requests)
     resumed = project.run("run", "--record-missing", "--resume")
-    assert resumed.code == 0 and "paid 0, journal 1, cache 1" in resumed.err
+    assert resumed.code == 0 and "paid 0 (0 answered), journal 1, cache 1" in resumed.err
     assert len(server.requests) == before  # s0 from the journal, s1 kept its earlier entry
 
 

@@ -31,7 +31,7 @@ def test_junit_has_one_testcase_per_scenario_iteration(project: Project) -> None
     details = dict(line.split(": ", 1) for line in (inject.findtext("system-out") or "").splitlines())
     assert details["agent"] == "helper" and details["tenant"] == "globex"
     assert details["type"] == "adversarial" and details["test_id"] == "tc_adv_003"
-    assert details["judge.relevance"] == "4 (good)"
+    assert details["judge.relevance"] == "4 (good) scripted"  # its judge answer came from the script
     container = helper.find("properties")
     assert container is not None
     suite_props = {p.get("name"): p.get("value") for p in container}

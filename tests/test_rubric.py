@@ -218,7 +218,7 @@ def test_a_wrong_answer_fails_the_examples_rubric_item_and_the_exit_code_stays_0
     row = next(line for line in markdown.splitlines()
                if line.startswith("| ask-user-question") and "options-balanced" in line)
     assert [cell.strip() for cell in row.strip("|").split("|")] == [
-        "ask-user-question", "options-balanced", "", "1", "", "", "0%"]
+        "ask-user-question", "options-balanced", "", "1", "", "", "0% scripted"]
     rows = json.loads(_cli(root, "report", "--format", "json").stdout)["rubric"]["by_rule"]
     balanced = next(r for r in rows if r["name"] == "options-balanced")
     assert (balanced["pass"], balanced["fail"], balanced["pass_rate"]) == (0, 1, 0.0)

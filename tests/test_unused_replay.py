@@ -18,21 +18,10 @@ from pathlib import Path
 
 import pytest
 from check_support import check, entry_folders, messages
+from test_python_agent import SKILL
 
 from conftest import Project
 
-SKILL = '''
-from harness.entities import ChatResponse
-
-
-def run(client, request, scenario):
-    """Draft, then ask the model to check its own draft: two cached calls."""
-    draft = client.complete(request)
-    review = {**request, "messages": [*request["messages"],
-                                      {"role": "assistant", "content": draft.content},
-                                      {"role": "user", "content": "Check your answer."}]}
-    return client.complete(review)
-'''
 TOOLS = [{"name": "lookup_baseline", "parameters": {"type": "object"}},
          {"name": "file_draft", "parameters": {"type": "object"}}]
 LOOKUP = {"content": None, "tool_calls": [{"name": "lookup_baseline", "arguments": {"who": "Oakline"}}]}
@@ -164,6 +153,24 @@ def test_prune_moves_what_it_removes_and_prints_a_restore_command_that_works(pro
     command = restore.split("to put them back: ", 1)[1].split(" (or, if they were committed", 1)[0]
     subprocess.run(command, shell=True, cwd=project.root, check=True)  # noqa: S602 - the printed hint
     assert _files(project.cache) == before
+
+
+def test_force_prunes_the_rest_and_keeps_every_entry_of_an_iteration_that_does_not_replay(
+        project: Project) -> None:
+    project.agent()
+    project.scenario("helper/acme/greeting", {"answer": "yes"})
+    project.scenario("helper/acme/farewell", {"answer": "yes"})
+    project.record()
+    kept = entry_folders(project, "helper/acme/greeting")
+    project.scenario("helper/acme/greeting", {"answer": "yes"}, input="A changed question?")  # misses
+    (project.datasets / "helper/acme/farewell.yaml").unlink()  # its entry is unused
+    refused = project.run("prune")
+    assert refused.code == 1 and "1 entry would be removed" in refused.out, refused.out
+    assert "helper/acme/greeting iteration 0 (missed): fix with python -m harness run --record-missing " \
+        "--scripted --scenario helper/acme/greeting" in refused.out
+    forced = project.run("prune", "--force")
+    assert forced.code == 0 and "removed 1 unused entry" in forced.out, forced.out
+    assert entry_folders(project) == kept  # the farewell entry went, the missing iteration's stayed
 
 
 def _cli_env() -> dict[str, str]:

@@ -41,6 +41,8 @@ class Entry:
     created: datetime
     expires: datetime
     response: ChatResponse
+    provenance: JsonObject | None = None
+    """Where the answer came from (None: recorded by a version that did not say)."""
 
     @property
     def path(self) -> Path:
@@ -138,10 +140,17 @@ class CacheStore:
                 f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} expired "
                 f"on {format_time(found.expires)} (recorded {format_time(found.created)}); it is kept "
                 "as it is.")
-        return Entry(folder, key, found.created, found.expires, found.response)
+        recorded = (found.meta or {}).get("provenance")
+        return Entry(folder, key, found.created, found.expires, found.response,
+                     recorded if isinstance(recorded, dict) else None)
 
-    def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime) -> Path:
-        """Materialise an entry atomically; an existing entry for the same key is replaced."""
+    def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime,
+              provenance: JsonObject | None = None) -> Path:
+        """Materialise an entry atomically; an existing entry for the same key is replaced.
+
+        ``provenance`` (see :mod:`harness.clients.provenance`) is stored in entry.json
+        beside the key, never in it.
+        """
         final = self.path_for(call, key)
         payload = json_bytes(response_to_json(response))
         meta: JsonObject = {
@@ -159,6 +168,8 @@ class CacheStore:
         }
         if call.purpose:
             meta["purpose"] = call.purpose
+        if provenance is not None:
+            meta["provenance"] = provenance
         write_folder(final, {CONTENTS_FILE: payload, ENTRY_FILE: json_bytes(meta)},
                      on_step=self.on_write_step)
         with self._lock:

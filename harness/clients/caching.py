@@ -11,6 +11,10 @@ provider), a paid answer is journaled before it is materialised, and an answer
 already journaled by an interrupted run is materialised without paying again.
 Whatever was recorded, the caller gets the response read back from the entry,
 so a recording run gives the verdicts an offline replay of it would give.
+
+Every recorded entry carries its provenance (:mod:`harness.clients.provenance`)
+and every call record says how its answer was obtained and what it cost; a
+run's :class:`~harness.refresh.ledger.Ledger` (when given) counts both live.
 """
 
 from __future__ import annotations
@@ -25,17 +29,23 @@ from typing import TYPE_CHECKING, Literal
 from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, EntryAbsent, utc_now
 from harness.clients.base import ChatClient
+from harness.clients.provenance import SCRIPTED, complete_counted, endpoint_kind_of, provenance
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
-from harness.errors import CacheError
+from harness.errors import CacheError, HarnessError
 from harness.key import compute_key
+from harness.providers.http import Receipt
 from harness.rerecord import Rerecord
 
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
+    from harness.refresh.ledger import Ledger
 
 #: Where an answer came from: the committed cache, a journal left by an interrupted run, the
 #: provider (one synchronous call), or a provider batch this run created (``--batch``).
 Source = Literal["cache", "journal", "provider", "batch"]
+#: ``obtained`` (records, provenance) of an answer recorded from each source.
+_OBTAINED: dict[str, str] = {"cache": "cache", "journal": "journal", "provider": "paid",
+                             "batch": "batch"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +63,33 @@ class CallRecord:
     source: Source = "cache"
     usage: Usage = field(default_factory=Usage)
     """Tokens the call spent this run (zero unless ``source`` is ``provider``)."""
+    obtained: str = "cache"
+    """``cache``, ``paid``, ``scripted`` or ``journal`` (this run), see the ledger."""
+    attempts: int = 0
+    """HTTP attempts of this call that reached the provider this run (each may be billed)."""
+    retries: int = 0
+    provenance: JsonObject | None = None
+    """The entry's provenance (None: recorded by an older version, or no entry)."""
+    failed: bool = False
+    """The call failed for good (its attempts still count as paid)."""
+
+    def to_json(self) -> JsonObject:
+        """The call as a run record lists it."""
+        return {"key": self.key, "cache_hit": self.cache_hit, "latency_ms": self.latency_ms,
+                "entry": self.entry, **({"purpose": self.purpose} if self.purpose else {}),
+                "obtained": self.obtained, "attempts": self.attempts, "retried": self.retries > 0,
+                "retries": self.retries, **({"failed": True} if self.failed else {}),
+                "provenance": self.provenance}
+
+    @classmethod
+    def from_json(cls, data: JsonObject) -> CallRecord:
+        """Inverse of :meth:`to_json` (records of older versions lack the accounting fields)."""
+        recorded = data.get("provenance")
+        return cls(data["key"], data["cache_hit"], data["latency_ms"], data["entry"],
+                   purpose=data.get("purpose", ""), obtained=data.get("obtained", "cache"),
+                   attempts=int(data.get("attempts", 0)), retries=int(data.get("retries", 0)),
+                   provenance=recorded if isinstance(recorded, dict) else None,
+                   failed=bool(data.get("failed", False)))
 
 
 class CachingClient:
@@ -66,10 +103,12 @@ class CachingClient:
         refresh: bool = False,
         clock: Callable[[], datetime] = utc_now,
         journal: Journal | None = None,
+        ledger: Ledger | None = None,
         rerecord: Rerecord | None = None,
         rounds: bool = False,
     ) -> None:
         self.inner = inner
+        self.ledger = ledger
         self.rerecord = rerecord or Rerecord()
         """How to re-record this agent's scenarios: appended to expired and corrupt errors."""
         self.provider = inner.provider
@@ -95,16 +134,22 @@ class CachingClient:
         return response
 
     def complete_recorded(self, call: ChatCall) -> tuple[ChatResponse, CallRecord]:
-        """Answer a call and say whether it was a hit, with its key and latency."""
+        """Answer a call and say whether it was a hit, with its key, latency and cost.
+
+        A call that fails raises, with its record (attempts paid) attached as
+        ``call_record`` so the iteration's record still lists it.
+        """
         key = compute_key(call)
         now = self._clock()
         started = time.perf_counter()
         absent_reason = ""
         earlier = self._materialised.get(key) if self._rounds else None
         if earlier is not None:
-            response = self.store.read(call, key, now).response
-            usage = response.usage if earlier in ("provider", "batch") else Usage()
-            return response, self._record(key, False, started, call, "", earlier, usage)
+            entry = self.store.read(call, key, now)
+            usage = entry.response.usage if earlier in ("provider", "batch") else Usage()
+            return entry.response, self._record(
+                key, False, started, call, "", earlier, usage, obtained=_OBTAINED[earlier],
+                provenance=entry.provenance)  # its attempts were counted when it was recorded
         if not self.refresh:
             try:
                 entry = self.store.read(call, key, now)
@@ -113,47 +158,99 @@ class CachingClient:
             except CacheError as error:  # present but unusable: only a refresh replaces it
                 raise error.with_hint(self.rerecord.command(call.scenario_id)) from error.__cause__
             else:
-                return entry.response, self._record(key, True, started, call)
+                if self.ledger is not None:
+                    self.ledger.from_cache()
+                return entry.response, self._record(key, True, started, call,
+                                                    provenance=entry.provenance)
+        receipt: Receipt | None
+        recorded_as: JsonObject | None
         if self.journal is None:
-            response = self.inner.complete(call)
-            self.store.write(call, key, response, now)
+            response, receipt = self._ask(call, key, started)
+            obtained = self._obtained()
+            recorded_as = self._provenance(call, obtained, response, receipt)
+            self.store.write(call, key, response, now, recorded_as)
             source: Source = "provider"
         else:
-            response, source = self._through_journal(self.journal, call, key, now)
+            response, source, receipt, recorded_as = self._through_journal(
+                self.journal, call, key, now, started)
             if source == "cache":  # another process recorded it while we waited for the claim
-                return response, self._record(key, True, started, call)
+                if self.ledger is not None:
+                    self.ledger.from_cache()
+                return response, self._record(key, True, started, call, provenance=recorded_as)
+            obtained = _OBTAINED[source]
         with self._lock:
             self.written += 1
             self._materialised[key] = source
         recorded = self.store.read(call, key, now).response
         usage = response.usage if source in ("provider", "batch") else Usage()
-        return recorded, self._record(key, False, started, call, absent_reason, source, usage)
+        return recorded, self._record(key, False, started, call, absent_reason, source, usage,
+                                      obtained=obtained, receipt=receipt, provenance=recorded_as)
+
+    def _ask(self, call: ChatCall, key: str, started: float) -> tuple[ChatResponse, Receipt]:
+        """The inner client's answer and receipt, counted in the ledger."""
+        if self.ledger is not None:
+            self.ledger.call_started()
+        try:
+            response, receipt = complete_counted(self.inner, call)
+        except HarnessError as exc:
+            if self.ledger is not None:
+                self.ledger.call_ended(None, retried=bool(getattr(exc, "attempts", 0) > 1))
+            paid = int(getattr(exc, "attempts", 0) or 0)
+            exc.call_record = self._record(  # type: ignore[attr-defined]
+                key, False, started, call, "", "provider", obtained=self._obtained(),
+                receipt=Receipt(attempts=paid, retries=max(paid - 1, 0)), failed=True)
+            raise
+        except BaseException:  # a control-flow signal (a call deferred to a batch), Ctrl-C
+            if self.ledger is not None:
+                self.ledger.call_ended("deferred")
+            raise
+        if self.ledger is not None:
+            self.ledger.call_ended(self._obtained(), input_tokens=response.usage.input_tokens,
+                                   output_tokens=response.usage.output_tokens,
+                                   retried=receipt.retries > 0)
+        return response, receipt
+
+    def _obtained(self) -> str:
+        return SCRIPTED if getattr(self.inner, "endpoint_kind", None) == SCRIPTED else "paid"
+
+    def _provenance(self, call: ChatCall, obtained: str, response: ChatResponse,
+                    receipt: Receipt | None) -> JsonObject:
+        return provenance(endpoint_kind_of(self.inner, call.provider), obtained, response, receipt)
 
     def _through_journal(
-        self, journal: Journal, call: ChatCall, key: str, now: datetime
-    ) -> tuple[ChatResponse, Source]:
+        self, journal: Journal, call: ChatCall, key: str, now: datetime, started: float
+    ) -> tuple[ChatResponse, Source, Receipt | None, JsonObject | None]:
         """Claim the key, reuse a journaled answer or pay and journal, then materialise."""
         with journal.claim(key):
             if not self.refresh:
                 try:
-                    return self.store.read(call, key, now).response, "cache"
+                    entry = self.store.read(call, key, now)
+                    return entry.response, "cache", None, entry.provenance
                 except EntryAbsent:
                     pass
             found = journal.lookup(key)
             source: Source = "journal"
+            receipt: Receipt | None = None
             if found is not None:
                 response = found.response
                 if found.this_run and found.obtained == "batch":
                     source = "batch"  # paid for by this run's batch, materialised now
+                if self.ledger is not None:
+                    if source == "batch":
+                        self.ledger.batch_answer(response.usage.input_tokens,
+                                                 response.usage.output_tokens)
+                    else:
+                        self.ledger.journal_reuse()
             else:
-                response = self.inner.complete(call)
+                response, receipt = self._ask(call, key, started)
                 journal.put(key, call, response)
                 source = "provider"
+            recorded_as = self._provenance(call, _OBTAINED[source], response, receipt)
             self.store.sweep_temporaries(call, key)
-            self.store.write(call, key, response, now)
+            self.store.write(call, key, response, now, recorded_as)
             with self._lock:
                 self.journaled.append(key)
-            return response, source
+            return response, source, receipt, recorded_as
 
     def bind(self, scenario_id: str, iteration: int) -> BoundClient:
         """A client for one scenario iteration, as handed to an agent implementation."""
@@ -161,12 +258,16 @@ class CachingClient:
 
     def _record(
         self, key: str, hit: bool, started: float, call: ChatCall, absent_reason: str = "",
-        source: Source = "cache", usage: Usage | None = None,
+        source: Source = "cache", usage: Usage | None = None, *, obtained: str = "cache",
+        receipt: Receipt | None = None, provenance: JsonObject | None = None,
+        failed: bool = False,
     ) -> CallRecord:
         folder = entry_location(call.scenario_id, call.iteration, key)
         latency = (time.perf_counter() - started) * 1000
         return CallRecord(key, hit, round(latency, 3), folder, absent_reason, call.purpose,
-                          source, usage or Usage())
+                          source, usage or Usage(), obtained,
+                          receipt.attempts if receipt is not None else 0,
+                          receipt.retries if receipt is not None else 0, provenance, failed)
 
 
 class BoundClient:
@@ -198,6 +299,12 @@ class BoundClient:
             request=request,
             purpose=purpose,
         )
-        response, record = self.parent.complete_recorded(call)
+        try:
+            response, record = self.parent.complete_recorded(call)
+        except HarnessError as exc:
+            failed = getattr(exc, "call_record", None)
+            if isinstance(failed, CallRecord):
+                self.calls.append(failed)
+            raise
         self.calls.append(record)
         return response

@@ -23,6 +23,9 @@ from harness.validation import read_document
 class ScriptedClient:
     """Answers ``<tenant>/<scenario>`` calls from a script, in call order per iteration."""
 
+    #: Recorded as the provenance of every entry it answers (``"source": "scripted"``).
+    endpoint_kind = "scripted"
+
     def __init__(self, provider: str, model: str, script: dict[str, Any], *, source: str = "") -> None:
         self.provider = provider
         self.model = model

@@ -20,10 +20,11 @@ from harness.credentials import Credentials
 from harness.entities import Agent, ChatCall, ChatResponse
 from harness.errors import ConfigError
 from harness.providers import anthropic, openai
-from harness.providers.http import Limiter, RetryPolicy, Transport
+from harness.providers.compat import compat_of, compat_problems, diagnose_for
+from harness.providers.http import AttemptObserver, Limiter, Receipt, RetryPolicy, Transport
 
 __all__ = ["DEFAULT_POLICY", "DEFAULT_TIMEOUT_S", "PROVIDERS", "RoutingClient", "build_provider",
-           "check_agent"]
+           "check_agent", "endpoint_kind"]
 
 #: The providers the harness can record against, by the name agent.yaml gives.
 PROVIDERS = ("anthropic", "openai")
@@ -49,6 +50,13 @@ def check_agent(agent: Agent, provider: str | None = None) -> None:
     if clash:
         raise ConfigError(f"{where}: options {', '.join(clash)} are set by the harness itself "
                           f"for provider {name}; remove them")
+    if agent.endpoint.get("compat") is not None:
+        problems = compat_problems(agent.endpoint["compat"])
+        if name == "anthropic":
+            problems.append("endpoint.compat applies to OpenAI-compatible servers only "
+                            "(provider: openai); remove it")
+        if problems:
+            raise ConfigError("\n  ".join([f"{where}:", *problems]))
     if name == "anthropic" and "max_tokens" not in agent.options:
         raise ConfigError(f"{where}: provider anthropic needs options.max_tokens (the messages "
                           "API requires it)")
@@ -61,6 +69,7 @@ def build_provider(
     provider: str | None = None,
     limiter: Limiter | None = None,
     policy: RetryPolicy | None = None,
+    observer: AttemptObserver | None = None,
 ) -> ChatClient:
     """The client of ``provider`` (default: the agent's own) for recording ``agent``'s calls."""
     name = provider or agent.provider
@@ -75,8 +84,8 @@ def build_provider(
                           f"{credentials.base_url_source}) is not an http(s) URL")
     host = parts.netloc
     secrets = (credentials.api_key,)
+    azure = host.split(":")[0].endswith(_AZURE_HOSTS)
     if name == "openai":
-        azure = host.split(":")[0].endswith(_AZURE_HOSTS)
         headers = ({"api-key": credentials.api_key} if azure
                    else {"Authorization": f"Bearer {credentials.api_key}"})
     else:
@@ -84,15 +93,26 @@ def build_provider(
     transport = Transport(
         credentials.base_url, label=f"{name} at {host}", headers=headers, secrets=secrets,
         timeout_s=float(endpoint.get("timeout_s") or DEFAULT_TIMEOUT_S), policy=policy,
-        limiter=limiter,
+        limiter=limiter, observer=observer,
+        diagnose=diagnose_for(f"{agent.name}/agent.yaml"),
         status_hints={
             401: f"the key was refused: check {credentials.variable} ({credentials.key_source})",
             403: f"the key may not use this model: check {credentials.variable}",
             404: f"check the base URL ({credentials.base_url_source}) and the model id",
         })
     if name == "openai":
-        return openai.OpenAIProvider(agent.model, transport, secrets=secrets)
+        return openai.OpenAIProvider(agent.model, transport, secrets=secrets,
+                                     compat=compat_of(endpoint), endpoint_kind=endpoint_kind(
+                                         host, azure=azure))
     return anthropic.AnthropicProvider(agent.model, transport, secrets=secrets)
+
+
+def endpoint_kind(host: str, *, azure: bool = False) -> str:
+    """``openai``, ``azure-openai`` or ``openai-compatible``, from the endpoint's host (recorded
+    in each entry's provenance, never keyed)."""
+    if azure:
+        return "azure-openai"
+    return "openai" if host.split(":")[0] == "api.openai.com" else "openai-compatible"
 
 
 class RoutingClient:
@@ -116,3 +136,18 @@ class RoutingClient:
     def complete(self, call: ChatCall) -> ChatResponse:
         """Send the call to the client of its provider (built on first use)."""
         return self.prepare(call.provider).complete(call)
+
+    def complete_with_receipt(self, call: ChatCall) -> tuple[ChatResponse, Receipt]:
+        """:meth:`complete` with the receipt of the provider that answered."""
+        client = self.prepare(call.provider)
+        with_receipt = getattr(client, "complete_with_receipt", None)
+        if with_receipt is None:
+            return client.complete(call), Receipt(attempts=1)
+        response, receipt = with_receipt(call)
+        return response, receipt
+
+    def endpoint_kind_of(self, provider: str) -> str:
+        """The endpoint kind of the client that answers ``provider``."""
+        kind = getattr(self.prepare(provider), "endpoint_kind", None)
+        return kind if isinstance(kind, str) else ("anthropic" if provider == "anthropic"
+                                                   else "openai-compatible")

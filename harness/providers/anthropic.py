@@ -20,7 +20,7 @@ from typing import Any
 
 from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
 from harness.errors import ProviderError
-from harness.providers.http import Transport, malformed
+from harness.providers.http import CallFailed, Receipt, Transport, malformed
 
 API_VERSION = "2023-06-01"
 #: The forced tool that carries a JSON response format.
@@ -48,14 +48,26 @@ class AnthropicProvider:
         self.model = model
         self.transport = transport
         self._secrets = secrets
+        self.endpoint_kind = "anthropic"
 
     def complete(self, call: ChatCall) -> ChatResponse:
         """One paid call: the canonical request on the wire, the answer back in canonical form."""
+        return self.complete_with_receipt(call)[0]
+
+    def complete_with_receipt(self, call: ChatCall) -> tuple[ChatResponse, Receipt]:
+        """:meth:`complete`, and what the call cost (attempts that reached the provider)."""
         body, json_tool = to_wire(call.request, call.model, scenario=call.scenario_id)
         path = "messages" if self.transport.base_url.rstrip("/").endswith("/v1") else "v1/messages"
-        data = self.transport.post_json(path, body, scenario=call.scenario_id)
-        return from_wire(data, scenario=call.scenario_id, json_tool=json_tool,
-                         label=self.transport.label, secrets=self._secrets)
+        receipt = Receipt()
+        data = self.transport.post_json(path, body, scenario=call.scenario_id, receipt=receipt)
+        try:
+            response = from_wire(data, scenario=call.scenario_id, json_tool=json_tool,
+                                 label=self.transport.label, secrets=self._secrets)
+        except CallFailed:
+            raise
+        except ProviderError as exc:
+            raise CallFailed(Exception.__str__(exc), receipt.attempts) from None
+        return response, receipt
 
 
 def to_wire(request: JsonObject, model: str, *, scenario: str = "") -> tuple[JsonObject, str | None]:

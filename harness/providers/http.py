@@ -5,9 +5,16 @@ like the official SDKs). A call is retried on 408, 409, 425, 429 and every 5xx
 status, on timeouts, refused or reset connections and truncated bodies, with
 exponential backoff and full jitter, honouring ``Retry-After`` (seconds or an
 HTTP date, capped) and ``retry-after-ms``, for a bounded number of attempts.
-Every other status fails at once. A failure is a
-:class:`~harness.errors.ProviderError` naming the scenario, the status and at
-most 300 characters of the body, with every API key and bearer token redacted.
+Every other status fails at once, and so does an error a
+:data:`Diagnose` hook recognises (a context overflow, a server that cannot take
+tools): another attempt would be paid for and fail the same way. A failure is a
+:class:`CallFailed` naming the scenario, the status and at most 300 characters
+of the body, with every API key and bearer token redacted.
+
+Accounting is honest: every attempt that reached the provider is counted
+(a timed-out request may well have been generated and billed), in the
+:class:`Receipt` of the call and through the :class:`AttemptObserver` of the
+run, which prints each retry.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import email.utils
 import json
 import random
 import re
+import socket
 import time
 import urllib.error
 import urllib.parse
@@ -38,6 +46,44 @@ _SECRET_PATTERNS = (
     re.compile(r"(?i)((?:x-)?api[-_]key[\"']?\s*[:=]\s*[\"']?)[^\s\"',;]+"),
     re.compile(r"\bsk-[A-Za-z0-9_\-]{8,}"),
 )
+
+
+class AttemptObserver(Protocol):
+    """Told about every attempt of every call (the run's ledger: counts, retry lines)."""
+
+    def attempt_finished(self, *, reached: bool) -> None:
+        """One HTTP attempt ended; ``reached``: the request reached the provider (paid)."""
+        ...
+
+    def retrying(self, scenario: str, attempt: int, attempts: int, problem: str,
+                 wait_s: float, *, reached: bool) -> None:
+        """Attempt ``attempt`` of ``attempts`` failed with ``problem``; the next one follows."""
+        ...
+
+
+#: Recognises an error body: ``(explanation with the fix, retry?)``, or None when unknown.
+Diagnose = Callable[[int, str], "tuple[str, bool] | None"]
+
+
+@dataclass
+class Receipt:
+    """What one call cost: filled in by :meth:`Transport.post_json` as it goes."""
+
+    attempts: int = 0
+    """HTTP attempts that reached the provider, retries included (each may be billed)."""
+    retries: int = 0
+    """Attempts after the first (whether or not they reached the provider)."""
+    timeouts: int = 0
+    latency_ms: float | None = None
+    """Wall time of the successful attempt, in milliseconds."""
+
+
+class CallFailed(ProviderError):
+    """A call that failed for good, with how many attempts reached the provider (paid)."""
+
+    def __init__(self, message: str, attempts: int = 0) -> None:
+        super().__init__(message)
+        self.attempts = attempts
 
 
 class Limiter(Protocol):
@@ -75,7 +121,16 @@ class Reply:
 
 
 class _Transient(Exception):
-    """A failure with no HTTP status worth another attempt (timeout, reset, truncation)."""
+    """A failure with no HTTP status worth another attempt (timeout, reset, truncation).
+
+    ``reached``: the request was sent, so the provider may have generated (and billed) an
+    answer; only a refused connection or a failed name lookup never reached it.
+    """
+
+    def __init__(self, problem: str, *, reached: bool = True, timeout: bool = False) -> None:
+        super().__init__(problem)
+        self.reached = reached
+        self.timeout = timeout
 
 
 def redact(text: str, secrets: Iterable[str] = ()) -> str:
@@ -183,6 +238,8 @@ class Transport:
         sleep: Callable[[float], None] = time.sleep,
         rng: random.Random | None = None,
         status_hints: Mapping[int, str] | None = None,
+        diagnose: Diagnose | None = None,
+        observer: AttemptObserver | None = None,
     ) -> None:
         parts = urllib.parse.urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -198,35 +255,69 @@ class Transport:
         self._sleep = sleep
         self._rng = rng or random.Random()
         self._hints = dict(status_hints or {})
+        self._diagnose = diagnose
+        self.observer = observer
         self._opener = urllib.request.build_opener()
 
-    def post_json(self, path: str, payload: Mapping[str, Any], *, scenario: str) -> Any:
-        """The decoded JSON answer of a 2xx reply; raises :class:`ProviderError` otherwise."""
+    def post_json(self, path: str, payload: Mapping[str, Any], *, scenario: str,
+                  receipt: Receipt | None = None) -> Any:
+        """The decoded JSON answer of a 2xx reply; raises :class:`CallFailed` otherwise.
+
+        ``receipt`` (when given) is filled in as attempts are made, so a caller
+        knows what the call cost even when it fails.
+        """
         url = join_url(self.base_url, path)
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         attempts = max(1, self.policy.max_attempts)
+        receipt = receipt if receipt is not None else Receipt()
         for attempt in range(1, attempts + 1):
             if self._limiter is not None:
                 self._limiter.acquire()
             wait: float | None = None
+            started = time.perf_counter()
             try:
                 reply = self._send(url, data)
             except _Transient as exc:
-                problem = str(exc)
+                problem, reached = str(exc), exc.reached
+                receipt.timeouts += exc.timeout
+                self._count(receipt, reached=reached)
             else:
+                reached = True
+                self._count(receipt, reached=True)
                 if 200 <= reply.status < 300:
-                    return self._decode(reply, scenario)
+                    receipt.latency_ms = round((time.perf_counter() - started) * 1000, 3)
+                    return self._decode(reply, scenario, receipt)
                 problem = f"HTTP {reply.status}: {excerpt(reply.body, self._secrets)}"
-                if not is_retryable(reply.status):
-                    hint = self._hints.get(reply.status, "")
-                    raise self._error(scenario, problem + (f" ({hint})" if hint else ""), attempt)
+                known = self._recognise(reply)
+                if known is not None:
+                    problem = f"{problem} ({known[0]})"
+                retry = is_retryable(reply.status) if known is None else known[1]
+                if not retry:
+                    hint = self._hints.get(reply.status, "") if known is None else ""
+                    raise self._error(scenario, problem + (f" ({hint})" if hint else ""), attempt,
+                                      paid=receipt.attempts)
                 after = parse_retry_after(reply.headers)
                 if after is not None:
                     wait = min(after, self.policy.retry_after_cap_s)
             if attempt == attempts:
-                raise self._error(scenario, problem, attempt)
-            self._sleep(wait if wait is not None else self.policy.backoff(attempt, self._rng))
+                raise self._error(scenario, problem, attempt, paid=receipt.attempts)
+            delay = wait if wait is not None else self.policy.backoff(attempt, self._rng)
+            receipt.retries += 1
+            if self.observer is not None:
+                self.observer.retrying(scenario, attempt, attempts, redact(problem, self._secrets),
+                                       delay, reached=reached)
+            self._sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _count(self, receipt: Receipt, *, reached: bool) -> None:
+        receipt.attempts += reached
+        if self.observer is not None:
+            self.observer.attempt_finished(reached=reached)
+
+    def _recognise(self, reply: Reply) -> tuple[str, bool] | None:
+        if self._diagnose is None:
+            return None
+        return self._diagnose(reply.status, reply.body.decode("utf-8", errors="replace"))
 
     def request_bytes(self, method: str, path: str, data: bytes | None = None, *,
                       content_type: str = "application/json", scenario: str = "") -> bytes:
@@ -274,27 +365,40 @@ class Transport:
             return Reply(error.code, body, _lower(error.headers))
         except urllib.error.URLError as error:
             if isinstance(error.reason, TimeoutError):
-                raise _Transient(f"no answer within {self.timeout_s:g}s (timeout)") from None
-            raise _Transient(f"connection failed: {redact(str(error.reason), self._secrets)}") from None
+                raise _Transient(self._timed_out(), timeout=True) from None
+            never_sent = isinstance(error.reason, (ConnectionRefusedError, socket.gaierror))
+            raise _Transient(f"connection failed: {redact(str(error.reason), self._secrets)}",
+                             reached=not never_sent) from None
         except TimeoutError:
-            raise _Transient(f"no answer within {self.timeout_s:g}s (timeout)") from None
+            raise _Transient(self._timed_out(), timeout=True) from None
+        except ConnectionRefusedError as error:
+            raise _Transient(f"connection failed: {error}", reached=False) from None
         except (HTTPException, OSError) as error:
             raise _Transient(f"connection failed: {type(error).__name__}: "
                              f"{redact(str(error), self._secrets)}") from None
 
-    def _decode(self, reply: Reply, scenario: str) -> Any:
+    def _timed_out(self) -> str:
+        return (f"no answer within {self.timeout_s:g}s (timeout; the provider may have generated "
+                "and billed an answer: counted as paid)")
+
+    def _decode(self, reply: Reply, scenario: str, receipt: Receipt) -> Any:
         try:
             answer = json.loads(reply.body.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise self._error(
                 scenario, f"HTTP {reply.status} but the body is not valid JSON ({exc}): "
-                          f"{excerpt(reply.body, self._secrets)}", 1, final=False) from None
+                          f"{excerpt(reply.body, self._secrets)}", 1, final=False,
+                paid=receipt.attempts) from None
         return scrub_answer(answer, self._secrets)
 
-    def _error(self, scenario: str, problem: str, attempts: int, *, final: bool = True) -> ProviderError:
+    def _error(self, scenario: str, problem: str, attempts: int, *, final: bool = True,
+               paid: int = 0) -> CallFailed:
         tries = f" after {attempts} attempt{'s' if attempts != 1 else ''}" if final else ""
-        return ProviderError(f"{scenario}: {self.label} call failed{tries}: "
-                             f"{redact(problem, self._secrets)}. Nothing was written to the cache")
+        cost = (f" ({paid} attempt{'s' if paid != 1 else ''} reached the provider: counted as paid)"
+                if final and paid else "")
+        return CallFailed(f"{scenario}: {self.label} call failed{tries}: "
+                          f"{redact(problem, self._secrets)}. Nothing was written to the cache{cost}",
+                          paid)
 
 
 def _read(response: Any) -> bytes:
@@ -305,7 +409,7 @@ def _read(response: Any) -> bytes:
         expected = f", {exc.expected} more expected" if exc.expected is not None else ""
         raise _Transient(f"truncated body: received {len(exc.partial)} bytes{expected}") from None
     except TimeoutError:
-        raise _Transient("timeout while reading the body") from None
+        raise _Transient("timeout while reading the body", timeout=True) from None
     except (HTTPException, OSError) as exc:
         raise _Transient(f"connection lost while reading the body ({type(exc).__name__})") from None
     return body

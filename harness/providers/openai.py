@@ -17,7 +17,8 @@ from typing import Any
 
 from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
 from harness.errors import ProviderError
-from harness.providers.http import Transport, malformed
+from harness.providers.compat import Compat, apply, check_tools_honoured
+from harness.providers.http import CallFailed, Receipt, Transport, malformed
 
 #: Wire finish reasons and their canonical names; anything else is refused.
 FINISH_REASONS = {
@@ -26,6 +27,9 @@ FINISH_REASONS = {
     "tool_calls": "tool_calls",
     "function_call": "tool_calls",
     "content_filter": "content_filter",
+    "eos_token": "stop",  # Hugging Face TGI
+    "eos": "stop",
+    "stop_sequence": "stop",
 }
 #: Body fields the harness sets itself; an option with one of these names is refused.
 RESERVED_OPTIONS = frozenset({"model", "messages", "tools", "stream", "n", "functions"})
@@ -35,22 +39,41 @@ class OpenAIProvider:
     """A :class:`~harness.clients.base.ChatClient` for any OpenAI-compatible endpoint."""
 
     def __init__(self, model: str, transport: Transport, *, provider: str = "openai",
-                 secrets: tuple[str, ...] = ()) -> None:
+                 secrets: tuple[str, ...] = (), compat: Compat | None = None,
+                 endpoint_kind: str = "openai-compatible") -> None:
         self.provider = provider
         self.model = model
         self.transport = transport
         self._secrets = secrets
+        self.compat = compat or Compat()
+        self.endpoint_kind = endpoint_kind
 
     def complete(self, call: ChatCall) -> ChatResponse:
         """One paid call: the canonical request on the wire, the answer back in canonical form."""
-        body = to_wire(call.request, call.model)
-        data = self.transport.post_json("chat/completions", body, scenario=call.scenario_id)
-        return from_wire(data, scenario=call.scenario_id, label=self.transport.label,
-                         secrets=self._secrets)
+        return self.complete_with_receipt(call)[0]
+
+    def complete_with_receipt(self, call: ChatCall) -> tuple[ChatResponse, Receipt]:
+        """:meth:`complete`, and what the call cost (attempts that reached the provider)."""
+        body = apply(to_wire(call.request, call.model), self.compat)
+        receipt = Receipt()
+        data = self.transport.post_json("chat/completions", body, scenario=call.scenario_id,
+                                        receipt=receipt)
+        try:
+            response = from_wire(data, scenario=call.scenario_id, label=self.transport.label,
+                                 secrets=self._secrets)
+            ignored = check_tools_honoured(call.request, response)
+            if ignored:
+                raise malformed(call.scenario_id, self.transport.label, ignored, data, self._secrets)
+        except CallFailed:
+            raise
+        except ProviderError as exc:
+            raise CallFailed(Exception.__str__(exc), receipt.attempts) from None
+        return response, receipt
 
 
 def to_wire(request: JsonObject, model: str) -> JsonObject:
-    """The chat-completions body of a canonical request."""
+    """The chat-completions body of a canonical request, before the endpoint's
+    :mod:`~harness.providers.compat` profile is applied."""
     body: JsonObject = {"model": model,
                         "messages": [_message(m) for m in request.get("messages", [])]}
     for name, value in (request.get("options") or {}).items():

@@ -1,10 +1,19 @@
-"""The progress line of a recording run, on stderr.
+"""The progress line of a recording run, on stderr, on a timer.
 
-``recording 37/120 31% | 4.2/s | ETA 0:20 | paid 30, journal 2, cache 5 | tokens 12,345 in, 3,210 out``
+``recording (paid) 37/120 31% | 4.2/s | ETA 0:20 | in flight 8, queued 75 |
+paid 32 (30 answered, 2 retried), journal 2, cache 5 | tokens 12,345 in, 3,210 out``
 
-On a terminal the line is redrawn in place (``\\r``); in a CI log a line is
-printed every :attr:`Progress.interval_s` seconds and once at the end, so the log
-stays short. Standard library only.
+"paid" counts HTTP attempts that reached the provider (what it may bill),
+"answered" the calls that came back with an answer.
+
+A background timer prints the line every :attr:`Progress.interval_s` seconds
+(10 by default) while anything is outstanding, the first one after at most a
+second, so a run whose first calls take minutes is visibly alive; the final
+line is printed once, by :meth:`Progress.close`. On a terminal the line is
+redrawn in place (``\\r``). Every retry is printed on a line of its own as it
+happens. Counts come from the run's :class:`~harness.refresh.ledger.Ledger`:
+"paid" is what the provider may bill (attempts that reached it), and a scripted
+run says "scripted", never "paid". Standard library only.
 """
 
 from __future__ import annotations
@@ -14,96 +23,145 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from harness.refresh.ledger import Ledger
 from harness.results import IterationResult
+
+#: The first timer line comes after this many seconds at most.
+FIRST_LINE_S = 1.0
 
 
 class Progress:
-    """Counts finished iterations and the tokens their paid calls spent."""
+    """Prints a recording run's progress from its ledger, on a timer and at the end."""
 
     def __init__(
         self,
         stream: TextIO,
         *,
-        label: str = "recording",
+        scripted: bool = False,
         tty: bool | None = None,
         interval_s: float = 10.0,
         clock: Callable[[], float] = time.monotonic,
+        timer: bool = True,
     ) -> None:
         self.stream = stream
-        self.label = label
+        self.scripted = scripted
+        self.label = "recording (scripted)" if scripted else "recording (paid)"
         self.tty = stream.isatty() if tty is None else tty
         self.interval_s = interval_s
         self._clock = clock
+        self._timer_on = timer
         self._lock = threading.Lock()
+        self.ledger = Ledger()
         self.total = 0
         self.done = 0
-        self.paid = 0
-        self.from_journal = 0
-        self.from_cache = 0
         self.failed = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
         self._started = clock()
-        self._last_print = self._started
         self._width = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._closed = False
 
-    def start(self, total: int) -> None:
-        """Begin counting ``total`` iterations."""
+    def start(self, total: int, ledger: Ledger | None = None) -> None:
+        """Begin: ``total`` iterations, counted by ``ledger``; the timer starts now."""
         with self._lock:
             self.total = total
-            self._started = self._last_print = self._clock()
+            if ledger is not None:
+                self.ledger = ledger
+            self.ledger.notify = self.notify
+            self._started = self._clock()
             if self.tty:
                 self._draw()
+        if self._timer_on and self._thread is None:
+            self._thread = threading.Thread(target=self._run_timer, name="harness-progress",
+                                            daemon=True)
+            self._thread.start()
 
     def advance(self, result: IterationResult) -> None:
-        """Count one finished iteration and the calls it made."""
+        """Count one finished iteration (the ledger counts its calls)."""
         with self._lock:
             self.done += 1
             self.failed += result.status == "error"
-            for call in result.calls:
-                if call.source in ("provider", "batch"):
-                    self.paid += 1
-                    self.input_tokens += call.usage.input_tokens
-                    self.output_tokens += call.usage.output_tokens
-                elif call.source == "journal":
-                    self.from_journal += 1
-                else:
-                    self.from_cache += 1
-            now = self._clock()
             if self.tty:
                 self._draw()
-            elif now - self._last_print >= self.interval_s:
-                self._last_print = now
+
+    def tick(self) -> bool:
+        """Print the line if anything is outstanding (what the timer calls); True if printed."""
+        with self._lock:
+            if self._closed or not self._outstanding():
+                return False
+            if self.tty:
+                self._draw()
+            else:
                 self.stream.write(self.line() + "\n")
                 self.stream.flush()
+            return True
+
+    def notify(self, text: str) -> None:
+        """Print an event (a retry) on a line of its own."""
+        with self._lock:
+            if self.tty:
+                self.stream.write("\r" + " " * self._width + "\r" + text + "\n")
+                self._draw()
+            else:
+                self.stream.write(text + "\n")
+            self.stream.flush()
 
     def close(self) -> None:
-        """Print the final line."""
+        """Stop the timer and print the final line (once)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
         with self._lock:
+            if self._closed:
+                return
+            self._closed = True
             if self.tty:
                 self._draw()
                 self.stream.write("\n")
             else:
                 self.stream.write(self.line() + "\n")
             self.stream.flush()
+        self.ledger.notify = None
 
     def line(self) -> str:
         """The progress line as it stands."""
+        tally = self.ledger.tally()
         elapsed = max(self._clock() - self._started, 1e-9)
         rate = self.done / elapsed
         percent = f"{self.done / self.total:.0%}" if self.total else "-"
         remaining = self.total - self.done
         eta = _duration(remaining / rate) if rate > 0 and remaining else ("0:00" if not remaining else "?")
+        if self.scripted:
+            answered = f"scripted {tally.scripted}, cache {tally.from_cache}"
+        else:
+            extra = "".join(f", {n} {what}" for n, what in ((tally.from_batch, "in batches"),
+                                                            (tally.retried_calls, "retried"),
+                                                            (tally.failed_calls, "failed"))
+                            if n)
+            paid = tally.paid_attempts + tally.from_batch  # a batch request is billed once
+            answered = (f"paid {paid} ({tally.paid_calls + tally.from_batch} answered{extra}), "
+                        f"journal {tally.from_journal}, cache {tally.from_cache}")
         parts = [
             f"{self.label} {self.done}/{self.total} {percent}",
             f"{rate:.1f}/s",
             f"ETA {eta}",
-            f"paid {self.paid}, journal {self.from_journal}, cache {self.from_cache}",
-            f"tokens {self.input_tokens:,} in, {self.output_tokens:,} out",
+            f"in flight {tally.in_flight}, queued {max(self.total - tally.iterations_started, 0)}",
+            answered,
+            f"tokens {tally.input_tokens:,} in, {tally.output_tokens:,} out",
         ]
         if self.failed:
             parts.append(f"{self.failed} failed")
         return " | ".join(parts)
+
+    def _outstanding(self) -> bool:
+        return self.done < self.total or self.ledger.tally().in_flight > 0
+
+    def _run_timer(self) -> None:
+        wait = min(FIRST_LINE_S, self.interval_s)
+        while not self._stop.wait(wait):
+            self.tick()
+            wait = self.interval_s
 
     def _draw(self) -> None:
         text = self.line()

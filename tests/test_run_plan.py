@@ -1,0 +1,135 @@
+"""The plan before any paid call: ``--dry-run`` calls nothing, ``--max-calls`` refuses before the
+first call, a paid run prints the plan first; counts follow the documented rules."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import pytest
+from provider_server import TEST_KEY, ProviderServer, point_agent
+from quirk_servers import conversation_answer
+
+import harness.providers
+from conftest import Project
+from harness.providers.http import RetryPolicy
+
+PRICES = '[tool.harness.prices]\n"gpt-test-1" = { input = 2.0, output = 8.0 }\n'
+
+
+@pytest.fixture
+def server() -> Iterator[ProviderServer]:
+    with ProviderServer() as running:
+        yield running
+
+
+@pytest.fixture(autouse=True)
+def credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", TEST_KEY)
+    monkeypatch.setattr(harness.providers, "DEFAULT_POLICY",
+                        RetryPolicy(max_attempts=2, base_delay_s=0.01, max_delay_s=0.02))
+
+
+def three(project: Project, server: ProviderServer) -> None:
+    point_agent(project, server)
+    for name in ("greeting", "farewell", "thanks"):
+        project.scenario(f"helper/acme/{name}", {"answer": "yes"})
+
+
+def test_dry_run_prints_the_plan_and_calls_nothing(project: Project, server: ProviderServer) -> None:
+    (project.root / "pyproject.toml").write_text('[project]\nname = "demo"\n' + PRICES)
+    three(project, server)
+    outcome = project.run("run", "--refresh-cache", "--dry-run")
+    assert outcome.code == 0, outcome.err
+    assert server.requests == []
+    assert "plan: 3 iteration(s) selected, refresh (paid)" in outcome.out
+    assert "calls to make: 3" in outcome.out
+    assert "gpt-test-1: 3 call(s), ~" in outcome.out and "output up to 600 tokens" in outcome.out
+    assert "estimated input tokens: ~" in outcome.out and "/ 4)" in outcome.out
+    assert "estimated cost: ~$0.0" in outcome.out and "up to $0.0048 output" in outcome.out
+    assert "dry run: nothing was called" in outcome.out
+    assert not project.cache.exists() and not (project.results / "results").exists()
+
+
+def test_a_model_without_a_price_is_said_to_be_not_estimated(
+        project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    outcome = project.run("run", "--refresh-cache", "--dry-run")
+    assert "no [tool.harness.prices] entry for gpt-test-1: cost not estimated" in outcome.out
+
+
+def test_record_missing_plans_only_what_the_cache_lacks(project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    project.record("--scenario", "greeting")
+    outcome = project.run("run", "--record-missing", "--dry-run")
+    assert "calls to make: 2" in outcome.out and server.requests == []
+    project.record()
+    assert "calls to make: 0" in project.run("run", "--record-missing", "--dry-run").out
+
+
+def test_judges_and_tool_loop_follow_ups_are_counted(project: Project, server: ProviderServer) -> None:
+    point_agent(project, server, tools=[{"name": "lookup_order", "parameters": {"type": "object"}}],
+                max_tool_rounds=3,
+                judge={"provider": "openai", "model": "judge-1", "evaluators": ["relevance"]})
+    project.scenario("helper/acme/order", tool_results={"lookup_order": {"status": "shipped"}})
+    project.scenario("helper/acme/plain")
+    outcome = project.run("run", "--refresh-cache", "--dry-run")
+    assert outcome.code == 0, outcome.err
+    assert "calls to make: 4 (2 of them judge calls), up to 7 with tool-loop follow-ups" in outcome.out
+    assert "judge-1: 2 call(s)" in outcome.out and "gpt-test-1: 2 call(s) + up to 3 follow-ups" \
+        in outcome.out
+
+
+def test_max_calls_refuses_before_any_call_and_never_cuts_a_run_short(
+        project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    refused = project.run("run", "--refresh-cache", "--max-calls", "2")
+    assert refused.code == 2
+    assert "may need 3 calls" in refused.err and "--max-calls 2: nothing was called" in refused.err
+    assert server.requests == [] and not project.cache.exists()
+    ran = project.run("run", "--refresh-cache", "--max-calls", "3")
+    assert ran.code == 0 and len(server.requests) == 3
+
+
+def test_max_calls_counts_the_tool_loop_bound(project: Project, server: ProviderServer) -> None:
+    server.answer = conversation_answer
+    point_agent(project, server, tools=[{"name": "lookup_order", "parameters": {"type": "object"}}],
+                max_tool_rounds=2)
+    project.scenario("helper/acme/order", tool_results={"lookup_order": {"status": "shipped"}})
+    assert project.run("run", "--refresh-cache", "--max-calls", "2").code == 2
+    assert server.requests == []
+    assert project.run("run", "--refresh-cache", "--max-calls", "3").code == 0
+    assert len(server.requests) == 2  # the bound was 3; the model stopped after one round
+
+
+def test_a_paid_run_prints_the_plan_before_the_first_call(
+        project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    outcome = project.run("run", "--refresh-cache")
+    assert outcome.code == 0
+    assert outcome.err.index("plan: 3 iteration(s)") < outcome.err.index("recording (paid)")
+
+
+def test_dry_run_without_a_recording_mode_is_refused(project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    outcome = project.run("run", "--dry-run")
+    assert outcome.code == 2 and "--dry-run only applies" in outcome.err
+
+
+def test_progress_prints_on_a_timer_while_a_slow_call_is_outstanding(
+        project: Project, server: ProviderServer) -> None:
+    """Through a real subprocess: lines appear before the first answer, the last one once."""
+    point_agent(project, server)
+    project.scenario("helper/acme/greeting")
+    server.latency_s = 1.5
+    env = {"OPENAI_API_KEY": TEST_KEY, "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "--project", str(project.root), "run", "--refresh-cache",
+         "--progress-interval", "0.2"], capture_output=True, text=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("recording (paid)")]
+    waiting = [line for line in lines if "0/1" in line]
+    assert len(waiting) >= 4 and all("in flight 1, queued 0" in line for line in waiting)
+    assert sum(1 for line in lines if "1/1 100%" in line) == 1
+    assert lines[-1].startswith("recording (paid) 1/1 100%")
