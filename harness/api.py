@@ -111,6 +111,7 @@ class EvalSession:
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
+        self._started: set[tuple[str, int]] = set()
         self.summary = RunSummary(run_id=run_id,
                                   started=clock(), results_dir=config.results,
                                   datasets=config.relative(config.datasets))
@@ -147,7 +148,11 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
-        self.ledger.iteration_started()
+        with self._lock:  # a --batch run executes an iteration once per round: count it once
+            first = (scenario.id, iteration) not in self._started
+            self._started.add((scenario.id, iteration))
+        if first:
+            self.ledger.iteration_started()
         started = time.perf_counter()
         try:
             result, output = run_iteration(agent, scenario, iteration, request, client,
@@ -181,7 +186,15 @@ class EvalSession:
         summary = summary or self.summary
         summary.finished = self.clock()
         if self.options.mode != "offline" and summary.accounting is None:
-            summary.accounting = self.ledger.tally().to_json()
+            tally = self.ledger.tally()
+            if summary is not self.summary and not tally.iterations_started:
+                # the pytest-xdist controller: its workers made the calls; sum their records
+                from harness.refresh.ledger import tally_of_records
+                from harness.report.load import load_records
+
+                summary.accounting = tally_of_records(load_records(self._writer.run_dir))
+            else:
+                summary.accounting = {**tally.to_json(), "iterations_done": len(summary.results)}
         summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
         self._writer.finish(summary, _selection_record(self.options))
 

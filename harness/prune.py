@@ -103,6 +103,9 @@ def prune_cache(config: HarnessConfig, selection: Selection | None = None, *,
         return PruneReport(usage.orphans, temps, dry_run, usage.failures)
     stop = config.cache / ENTRIES_DIR
     trash = config.results / PRUNED_DIR / moment.strftime("%Y%m%dT%H%M%SZ")
+    suffix = 1
+    while trash.exists():  # a second prune within the same second never mixes into the first
+        trash, suffix = trash.with_name(f"{trash.name.split('-')[0]}-{suffix}"), suffix + 1
     for orphan in usage.orphans:
         target = trash / orphan.folder.relative_to(config.cache)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -132,7 +132,7 @@ class RunSummary:
     """The datasets folder relative to the project root (the JUnit classname's first part)."""
     metrics: list[MetricValue] = field(default_factory=list)
     """Declared metric values, computed when the run finishes."""
-    accounting: dict[str, int] | None = None
+    accounting: dict[str, int | None] | None = None
     """The ledger's totals of a recording run (paid attempts, retries, journal...); None offline."""
 
     @property

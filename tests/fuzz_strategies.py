@@ -96,7 +96,8 @@ def mutated(draw: st.DrawFn, base: Any, keys: tuple[str, ...], hostile: dict[str
                 document[key] = draw(VALUES)
         elif action == "hostile" and isinstance(document, dict) and hostile:
             key = draw(st.sampled_from(sorted(hostile)))
-            document[key] = draw(st.sampled_from(hostile[key]))
+            # a copy: a later mutation of this document must not edit the shared table
+            document[key] = copy.deepcopy(draw(st.sampled_from(hostile[key])))
     return document
 
 

@@ -140,3 +140,27 @@ def test_an_answer_taken_from_the_journal_says_so(tmp_path: Path) -> None:
     assert record.obtained == "journal" and record.attempts == 0
     assert record.provenance is not None and record.provenance["obtained"] == "journal"
     assert record.provenance["latency_ms"] is None and record.provenance["input_tokens"] == 7
+
+
+def test_under_pytest_xdist_run_json_sums_the_workers_paid_calls(
+        project: Project, server: ProviderServer) -> None:
+    """The controller made no call: its accounting is its workers' records, never zeros."""
+    import os
+    import subprocess
+    import sys
+
+    point_agent(project, server, endpoint={"max_retries": 1})
+    for index in range(4):
+        project.scenario(f"helper/acme/s{index}")
+    server.queue(Reply(503, {"error": {"message": "busy"}}))  # one call is retried once
+    env = {**os.environ, "OPENAI_API_KEY": TEST_KEY}
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "--evals", "-q", "-p", "no:cacheprovider",
+                           "--evals-refresh-cache", "-n", "2"], cwd=project.root, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    accounting = run_file(project)["accounting"]
+    assert len(server.requests) == 5
+    assert accounting["paid_attempts"] == 5 and accounting["paid_calls"] == 4
+    assert accounting["retried_calls"] == 1 and accounting["retries"] == 1
+    assert accounting["timeouts"] is None  # not in the records: unknown, not zero

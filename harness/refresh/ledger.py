@@ -11,8 +11,9 @@ answers kept: 183 attempts for 175 kept answers are reported as such.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 #: How an answer was obtained (``obtained`` in records and entry provenance).
 OBTAINED = ("cache", "paid", "journal", "scripted", "batch")
@@ -129,3 +130,34 @@ class Ledger:
         with self._lock:
             for name, value in counts.items():
                 self._counts[name] += value
+
+
+def tally_of_records(records: Iterable[Mapping[str, Any]]) -> dict[str, int | None]:
+    """The ``run.json`` accounting rebuilt from iteration records, for a run whose calls were
+    made by other processes (the pytest-xdist controller sums its workers' records files).
+
+    Records carry per call ``obtained``, ``attempts``, ``retries`` and ``failed``; what they do
+    not carry (timeouts, calls in flight) is ``None``, unknown, never a guessed zero.
+    """
+    totals: dict[str, int | None] = dict.fromkeys(Tally.__dataclass_fields__, 0)
+    totals["timeouts"] = totals["in_flight"] = totals["iterations_started"] = None
+    counts = {k: 0 for k in totals if totals[k] is not None}
+    for record in records:
+        counts["iterations"] += 1
+        counts["iterations_done"] += 1
+        for call in record.get("calls") or []:
+            obtained, failed = call.get("obtained"), bool(call.get("failed"))
+            counts["paid_attempts"] += int(call.get("attempts") or 0)
+            counts["retries"] += int(call.get("retries") or 0)
+            counts["retried_calls"] += bool(call.get("retried"))
+            if failed:
+                counts["failed_calls"] += 1
+            elif obtained in _RECORD_COUNTS:
+                counts[_RECORD_COUNTS[obtained]] += 1
+    totals.update(counts)
+    return totals
+
+
+#: A call record's ``obtained`` -> the tally field it counts in.
+_RECORD_COUNTS = {"paid": "paid_calls", "journal": "from_journal", "batch": "from_batch",
+                  "cache": "from_cache", "scripted": "scripted"}
