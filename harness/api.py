@@ -274,31 +274,34 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
     session.note_journal(on_note)
     if progress is not None:
         progress.start(len(plan), session.ledger)
-    workers = min(session.options.concurrency, len(plan))
-    if session.options.batch:
-        from harness.refresh.batch import run_batched
+    try:
+        workers = min(session.options.concurrency, len(plan))
+        if session.options.batch:
+            from harness.refresh.batch import run_batched
 
-        recorder = session.batch_recorder(on_note)
-        for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
-                                  advance=progress.advance if progress is not None else None,
-                                  workers=session.options.concurrency):
-            session.summary.results.append(result.slim())
-            if on_result is not None:
-                on_result(result)
-    elif session.options.mode == "offline" or workers <= 1:
-        for scenario, iteration in plan:
-            result = session.run_one(scenario, iteration)
-            if progress is not None:
-                progress.advance(result)
-            if on_result is not None:
-                on_result(result)
-    else:
-        for result in _run_parallel(session, plan, workers, progress):
-            session.summary.results.append(result.slim())
-            if on_result is not None:
-                on_result(result)
-    if progress is not None:
-        progress.close()
+            recorder = session.batch_recorder(on_note)
+            for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
+                                      advance=progress.advance if progress is not None else None,
+                                      workers=session.options.concurrency):
+                session.summary.results.append(result.slim())
+                if on_result is not None:
+                    on_result(result)
+        elif session.options.mode == "offline" or workers <= 1:
+            for scenario, iteration in plan:
+                result = session.run_one(scenario, iteration)
+                if progress is not None:
+                    progress.advance(result)
+                if on_result is not None:
+                    on_result(result)
+        else:
+            for result in _run_parallel(session, plan, workers, progress):
+                session.summary.results.append(result.slim())
+                if on_result is not None:
+                    on_result(result)
+    finally:
+        # the final line, once, even when the run raises: no timer outlives its run
+        if progress is not None:
+            progress.close()
     return session.finish()
 
 

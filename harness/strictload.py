@@ -41,8 +41,11 @@ _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 class StrictLoader(_Base):  # type: ignore[misc]
     """The safe loader (C-accelerated when available), refusing duplicate keys and alias bombs."""
 
+    anchored = True
+    """Whether the text may hold anchors (set by :func:`load_yaml`; true when unknown)."""
+
     def construct_document(self, node: yaml.Node) -> Any:
-        _check_expansion(node)
+        _check_expansion(node, self.anchored)
         return super().construct_document(node)
 
     def construct_yaml_timestamp(self, node: yaml.ScalarNode) -> str:
@@ -98,54 +101,65 @@ for _tag in ("binary", "set", "omap", "pairs"):
     StrictLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", StrictLoader.construct_not_json)
 
 
-def _check_expansion(root: yaml.Node) -> None:
-    """Refuse a node graph whose expansion is too big, too deep or cyclic (without expanding it)."""
-    sizes: dict[int, int] = {}
-    depths: dict[int, int] = {}
-    on_path: set[int] = set()
-    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
-    while stack:
-        node, done = stack.pop()
+def _check_expansion(root: yaml.Node, shared: bool) -> None:
+    """Refuse a node graph whose expansion is too big, too deep or cyclic, without expanding it.
+
+    Each node is measured once (size and height memoised), so the check is linear in
+    the file, not in its expansion. Without anchors (``shared`` false) no node can be
+    reached twice and the memo is skipped: a dataset file costs one quick walk.
+    """
+    sizes: dict[int, tuple[int, int]] = {}
+    active: set[int] = set()
+
+    def deep(node: yaml.Node) -> DocumentError:
+        return DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN,
+                             node.start_mark.line + 1)
+
+    def visit(node: yaml.Node, depth: int) -> tuple[int, int]:
+        if depth > MAX_DEPTH:
+            raise deep(node)
+        value = node.value
+        if isinstance(value, str):  # a scalar
+            return 1, 1
         ident = id(node)
-        children = _children(node)
-        if done:
-            on_path.discard(ident)
-            size = 1 + sum(sizes[id(c)] for c in children)
-            depth = 1 + max((depths[id(c)] for c in children), default=0)
-            line = node.start_mark.line + 1
-            if size > MAX_EXPANDED_NODES:
-                raise DocumentError(
-                    f"aliases expand to more than {MAX_EXPANDED_NODES:,} values (an alias bomb, "
-                    "or a document far larger than any dataset)",
-                    "write the values out instead of nesting aliases of aliases", line)
-            if depth > MAX_DEPTH:
-                raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN, line)
-            sizes[ident], depths[ident] = size, depth
-            continue
-        if ident in sizes:
-            continue
-        if ident in on_path:
-            raise DocumentError("an alias refers to a node that contains it (a recursive "
-                                "structure)", "remove the recursive alias", node.start_mark.line + 1)
-        on_path.add(ident)
-        stack.append((node, True))
-        stack.extend((c, False) for c in children if id(c) not in sizes)
+        if shared:
+            known = sizes.get(ident)
+            if known is not None:
+                if depth + known[1] - 1 > MAX_DEPTH:
+                    raise deep(node)
+                return known
+            if ident in active:
+                raise DocumentError("an alias refers to a node that contains it (a recursive "
+                                    "structure)", "remove the recursive alias", node.start_mark.line + 1)
+            active.add(ident)
+        size, height = 1, 0
+        for child in (n for pair in value for n in pair) if isinstance(node, yaml.MappingNode) else value:
+            child_size, child_height = visit(child, depth + 1)
+            size += child_size
+            height = max(height, child_height)
+        if size > MAX_EXPANDED_NODES:
+            raise DocumentError(
+                f"aliases expand to more than {MAX_EXPANDED_NODES:,} values (an alias bomb, "
+                "or a document far larger than any dataset)",
+                "write the values out instead of nesting aliases of aliases", node.start_mark.line + 1)
+        if shared:
+            active.discard(ident)
+            sizes[ident] = (size, height + 1)
+        return size, height + 1
 
-
-def _children(node: yaml.Node) -> list[yaml.Node]:
-    if isinstance(node, yaml.MappingNode):
-        return [n for pair in node.value for n in pair]
-    if isinstance(node, yaml.SequenceNode):
-        return list(node.value)
-    return []
+    visit(root, 1)
 
 
 def load_yaml(text: str) -> Any:
     """Parse YAML strictly; raises :class:`yaml.YAMLError` or :class:`DocumentError`."""
+    loader = StrictLoader(text)
+    loader.anchored = "&" in text  # no anchor, no alias: no node is reached twice
     try:
-        return yaml.load(text, Loader=StrictLoader)  # noqa: S506 - a safe loader
+        return loader.get_single_data()
     except RecursionError:  # the pure-Python parser (no libyaml) recurses per level
         raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN) from None
+    finally:
+        loader.dispose()
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

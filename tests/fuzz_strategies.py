@@ -87,16 +87,16 @@ def mutated(draw: st.DrawFn, base: Any, keys: tuple[str, ...], hostile: dict[str
         action = draw(st.sampled_from(("replace", "drop", "add", "hostile")))
         path = draw(st.sampled_from(paths))
         if action == "replace":
-            document = _set(document, path, copy.deepcopy(draw(VALUES)))
+            document = _set(document, path, draw(VALUES))
         elif action == "drop" and path:
             document = _delete(document, path)
         elif action == "add" and isinstance(document, dict):
             key = draw(st.sampled_from(keys) | st.text(min_size=1, max_size=12))
             if key != "entrypoint":  # an entrypoint imports a module: never a random one
-                document[key] = copy.deepcopy(draw(VALUES))
+                document[key] = draw(VALUES)
         elif action == "hostile" and isinstance(document, dict) and hostile:
             key = draw(st.sampled_from(sorted(hostile)))
-            # a copy: a later mutation of this node must not edit the shared hostile value
+            # a copy: a later mutation of this document must not edit the shared table
             document[key] = copy.deepcopy(draw(st.sampled_from(hostile[key])))
     return document
 

@@ -69,6 +69,13 @@ def test_a_batch_refresh_records_every_scenario_in_one_batch_and_replays_offline
     assert "paid 3 (3 answered, 3 in batches), journal 0, cache 0" in recorded.err
     assert "batch round 1: 3 call(s) for 3 iteration(s)" in recorded.err
     assert len(entries(project)) == 3
+    for meta in project.cache.rglob("entry.json"):  # provenance: a paid answer, obtained by batch
+        recorded = json.loads(meta.read_text())["provenance"]
+        assert (recorded["source"], recorded["obtained"]) == ("provider", "batch")
+        assert recorded["endpoint_kind"] == ("anthropic" if provider == "anthropic"
+                                             else "openai-compatible")  # a loopback base URL
+    calls = [c for r in project.records()[-3:] for c in r["calls"]]
+    assert [c["obtained"] for c in calls] == ["batch"] * 3
     before = project.cache_digest()
     replay = project.run("run")
     assert replay.code == 0, replay.out

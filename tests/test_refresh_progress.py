@@ -136,3 +136,21 @@ def test_the_ledger_is_safe_under_threads() -> None:
         thread.join()
     tally = ledger.tally()
     assert (tally.paid_calls, tally.paid_attempts, tally.in_flight) == (800, 800, 0)
+
+
+def test_a_stream_closed_under_the_timer_ends_the_timer_quietly_and_close_does_not_raise() -> None:
+    """The timer thread outlived its run once and wrote to a closed stream: a thread traceback."""
+    stream, ledger = io.StringIO(), Ledger()
+    errors: list[threading.ExceptHookArgs] = []
+    previous = threading.excepthook
+    threading.excepthook = errors.append
+    try:
+        progress = Progress(stream, tty=False, interval_s=0.01)
+        progress.start(3, ledger)
+        stream.close()
+        time.sleep(0.3)  # many timer periods: each would write to the closed stream
+        progress.close()
+    finally:
+        threading.excepthook = previous
+    assert errors == []
+    assert progress._thread is None

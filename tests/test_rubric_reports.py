@@ -262,3 +262,36 @@ def test_the_browser_renders_rubric_counts_and_labels_without_errors(project: Pr
     assert "%" not in rule_trend  # every pass rate of that run came from a script
     view = dom[dom.index('id="transcript"'):]
     assert "Rubric (reported only)" in view and "brief is fail" in view
+
+
+# -- end to end: a scripted recording, replayed --------------------------------------------------
+
+
+def test_a_scripted_recording_is_labelled_scripted_in_every_report_and_never_trended(
+        project: Project) -> None:
+    """Recorded through the scripted provider, every entry says so (provenance source
+    scripted); the offline replay's records carry it on every call, and every report labels
+    the judge means and rubric pass rates as scripted and leaves them out of the trend."""
+    project.agent(judge={"provider": "openai", "model": "gpt-judge-1", "evaluators": ["relevance"]},
+                  rubric=[{"name": "polite", "rule": "The answer is polite."}])
+    project.scenario("helper/acme/first", {"answer": "yes"})
+    project.scenario("helper/acme/second", {"answer": "yes"})
+    project.script("helper", "*#judge:relevance", {"json": {"score": 5, "reason": "On point."}})
+    project.script("helper", "*#rubric:polite", {"json": {"verdict": "pass", "reason": "Courteous."}})
+    project.record()
+    outcome = project.run("run")
+    assert outcome.code == 0, outcome.out
+    run_dir = sorted((project.results / "results").iterdir())[-1]
+    records = [json.loads(line) for line in (run_dir / "records.jsonl").read_text().splitlines()]
+    assert {c["provenance"]["source"] for r in records for c in r["calls"]} == {"scripted"}
+    assert {x["source"] for r in records for x in r["judges"] + r["rubric"]} == {"scripted"}
+    run = json.loads((run_dir / "run.json").read_text())
+    assert run["judges"]["relevance"]["scripted"] == 2 and run["judges"]["relevance"]["trend_mean"] is None
+    assert run["rubric"]["helper/polite"]["scripted"] == 2
+    assert run["rubric"]["helper/polite"]["trend_pass_rate"] is None
+    assert re.search(r"helper\s+acme\s+positive\s+5\.00 scripted", outcome.out), outcome.out
+    assert re.search(r"helper\s+polite\s+2\s+.*100% scripted", outcome.out)
+    assert "provenance: agent answers: 2 scripted; judge answers: 4 scripted" in outcome.out
+    report = json.loads(project.run("report", "--format", "json").out)
+    assert report["trend"][-1]["judges"] == {"relevance": None}
+    assert report["trend"][-1]["rubric"] == {"helper/polite": None}

@@ -10,10 +10,20 @@ import json
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from batch_server import batch_serving
 from check_support import check, healthy, messages
-from provider_server import TEST_KEY, ProviderServer, Received, Reply, openai_answer, point_agent
+from provider_server import (
+    TEST_KEY,
+    ProviderServer,
+    Received,
+    Reply,
+    anthropic_answer,
+    openai_answer,
+    point_agent,
+)
 
 import harness.providers
 from conftest import Project
@@ -141,3 +151,24 @@ def test_check_names_a_custom_api_key_env_of_an_agent(project: Project,
     found = messages(check(project), "secrets")
     assert found and found[0].startswith("[secrets] eval-datasets/helper/notes.md:1: "
                                          "ACME_GATEWAY_CREDENTIAL: the value of ACME_GATEWAY_CREDENTIAL")
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_key_echoed_in_a_batch_result_is_redacted_before_anything_is_written(
+        project: Project, monkeypatch: pytest.MonkeyPatch, provider: str) -> None:
+    def echo(kind: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        text = json.dumps({"answer": "yes", "note": f"key {AZURE_KEY}"})
+        return 200, (openai_answer(text) if kind == "openai" else anthropic_answer(text))
+
+    monkeypatch.setenv(f"{provider.upper()}_API_KEY", AZURE_KEY)
+    with batch_serving(answer=echo) as fake:
+        model = "gpt-test-1" if provider == "openai" else "claude-test-1"
+        project.agent("helper", provider=provider, model=model,
+                      endpoint={"base_url": fake.url + ("/v1" if provider == "openai" else ""),
+                                "max_retries": 0})
+        project.scenario("helper/acme/greeting")
+        outcome = project.run("run", "--refresh-cache", "--batch", "--batch-poll", "0.01")
+    assert outcome.code == 0, outcome.out + outcome.err
+    assert AZURE_KEY.encode() not in _everything(project.root)
+    (contents,) = [json.loads(p.read_bytes()) for p in project.cache.rglob("contents.data")]
+    assert json.loads(contents["content"])["note"] == "key [REDACTED]"

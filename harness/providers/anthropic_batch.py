@@ -20,6 +20,7 @@ from harness.entities import ChatCall, ChatResponse
 from harness.errors import ProviderError
 from harness.providers.anthropic import AnthropicProvider, from_wire, to_wire
 from harness.providers.batching import BatchResults, BatchStatus, provider_secrets
+from harness.providers.http import scrub_answer
 
 
 class AnthropicBatchAPI:
@@ -76,7 +77,9 @@ class AnthropicBatchAPI:
             if kind == "succeeded":
                 _, json_tool = to_wire(call.request, call.model, scenario=call.scenario_id)
                 try:
-                    answers[custom_id] = from_wire(result.get("message"), scenario=call.scenario_id,
+                    answers[custom_id] = from_wire(scrub_answer(result.get("message"),  # before any write
+                                                                provider_secrets(self.client)),
+                                                   scenario=call.scenario_id,
                                                    json_tool=json_tool, label=label,
                                                    secrets=provider_secrets(self.client))
                 except ProviderError as exc:

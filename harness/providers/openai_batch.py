@@ -20,6 +20,7 @@ from typing import Any
 from harness.entities import ChatCall, ChatResponse
 from harness.errors import ConfigError, ProviderError
 from harness.providers.batching import BatchResults, BatchStatus, provider_secrets
+from harness.providers.http import scrub_answer
 from harness.providers.openai import OpenAIProvider, from_wire, to_wire
 
 ENDPOINT = "/v1/chat/completions"
@@ -86,7 +87,9 @@ class OpenAIBatchAPI:
             error = line.get("error")
             if response is not None and response.get("status_code") == 200 and not error:
                 try:
-                    answers[custom_id] = from_wire(response.get("body"), scenario=call.scenario_id,
+                    answers[custom_id] = from_wire(scrub_answer(response.get("body"),  # before any write
+                                                                provider_secrets(self.client)),
+                                                   scenario=call.scenario_id,
                                                    label=self.client.transport.label,
                                                    secrets=provider_secrets(self.client))
                 except ProviderError as exc:

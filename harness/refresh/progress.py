@@ -116,12 +116,15 @@ class Progress:
             if self._closed:
                 return
             self._closed = True
-            if self.tty:
-                self._draw()
-                self.stream.write("\n")
-            else:
-                self.stream.write(self.line() + "\n")
-            self.stream.flush()
+            try:
+                if self.tty:
+                    self._draw()
+                    self.stream.write("\n")
+                else:
+                    self.stream.write(self.line() + "\n")
+                self.stream.flush()
+            except (OSError, ValueError):
+                pass  # closed or broken stream: close() runs in a finally and must not mask the run's error
         self.ledger.notify = None
 
     def line(self) -> str:
@@ -160,7 +163,10 @@ class Progress:
     def _run_timer(self) -> None:
         wait = min(FIRST_LINE_S, self.interval_s)
         while not self._stop.wait(wait):
-            self.tick()
+            try:
+                self.tick()
+            except (OSError, ValueError):  # the stream went away (closed, broken pipe): a progress
+                return                     # line is never worth a traceback from a background thread
             wait = self.interval_s
 
     def _draw(self) -> None:
