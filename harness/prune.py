@@ -2,7 +2,8 @@
 
 It removes exactly what the unused guard of ``check`` lists as unused (the same
 replay, :mod:`harness.replay`), the parents those removals leave empty, and the
-leftover ``.tmp-*`` folders of killed writes; nothing else. A paid answer is
+leftover ``.tmp-*`` folders of killed writes (moved to the trash too; an old entry
+parked by a killed replacement is restored under its name); nothing else. A paid answer is
 the most expensive thing in the tree, so:
 
 - corrupt entries are never removed (what cannot be read cannot be proven unused);
@@ -26,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from harness.atomic import TEMP_PREFIX
 from harness.cache.layout import ENTRIES_DIR
 from harness.cache.store import utc_now
 from harness.check.entries import scan_tree
@@ -49,6 +51,8 @@ class PruneReport:
     """Nothing was removed because a selected iteration does not replay (no ``--force``)."""
     trash: Path | None = None
     """Where the removed entries were moved (``None`` when nothing was removed)."""
+    restored: tuple[Path, ...] = ()
+    """Entries parked by a replacement that was killed, put back under their final names."""
 
     @property
     def exit_code(self) -> int:
@@ -69,7 +73,10 @@ class PruneReport:
         lines = [f"{verb} {len(self.orphans)} unused entr{'y' if len(self.orphans) == 1 else 'ies'} "
                  f"and {len(self.temps)} temporary leftover(s)"]
         lines += [f"  {config.relative(o.folder)}: {o.reason}" for o in self.orphans]
-        lines += [f"  {config.relative(t)}: leftover of a killed write" for t in self.temps]
+        lines += [f"  {config.relative(t)}: leftover of a killed write" for t in self.temps
+                  if parked_entry_target(t) not in self.restored]
+        lines += [f"  {config.relative(r)}: restored (its replacement was killed before it landed)"
+                  for r in self.restored]
         if self.failures:
             lines.append(f"kept every entry of {len(self.failures)} iteration(s) that do not replay:")
             lines += [f"  {f.scenario_id} iteration {f.iteration} ({f.status}): fix with {f.hint}"
@@ -111,14 +118,38 @@ def prune_cache(config: HarnessConfig, selection: Selection | None = None, *,
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(orphan.folder, target)
         _remove_empty_parents(orphan.folder.parent, stop)
+    restored: list[Path] = []
     for temp in temps:
-        if temp.is_dir() and not temp.is_symlink():
-            shutil.rmtree(temp)
-        else:
-            temp.unlink(missing_ok=True)
+        final = parked_entry_target(temp)
+        if final is not None and temp.is_dir() and not temp.is_symlink() and not final.exists():
+            temp.rename(final)  # a complete old entry whose replacement died: put it back, never delete
+            restored.append(final)
+            continue
+        target = trash / temp.relative_to(config.cache)  # even a leftover is moved, not deleted
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(temp, target)
         _remove_empty_parents(temp.parent, stop)
+    moved = bool(usage.orphans) or len(restored) < len(temps)
     return PruneReport(usage.orphans, temps, dry_run, usage.failures,
-                       trash=trash if usage.orphans else None)
+                       trash=trash if moved else None, restored=tuple(restored))
+
+
+def parked_entry_target(temp: Path) -> Path | None:
+    """The final folder of an entry parked by a replacement that died between its two renames.
+
+    :func:`harness.atomic.write_folder` moves an old entry aside as
+    ``.tmp-old-<name>-<6 hex>`` before renaming the new one into place; a kill
+    between the two leaves the old, complete entry there and nothing under
+    ``<name>``. That is a paid answer: prune restores it instead of sweeping it.
+    """
+    name = temp.name
+    prefix = f"{TEMP_PREFIX}old-"
+    if not name.startswith(prefix):
+        return None
+    stem, _, tag = name[len(prefix):].rpartition("-")
+    if not stem or len(tag) != 6:
+        return None
+    return temp.parent / stem
 
 
 def _temp_in_scope(config: HarnessConfig, temp: Path, dataset: Dataset, selection: Selection) -> bool:

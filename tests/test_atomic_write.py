@@ -5,7 +5,7 @@ as ``CacheStore(on_write_step=...)``: a writer process calls ``os._exit`` right
 after the chosen step, exactly what a SIGKILL there would leave. Whatever the
 step, the entry's final folder holds the old entry, the new one, or nothing;
 never a torn entry. When a replacement dies between its two renames, the old
-entry is parked complete under ``.tmp-old-`` (prune's leftover sweep removes it).
+entry is parked complete under ``.tmp-old-`` (prune restores it: tests/test_prune_parked.py).
 """
 
 from __future__ import annotations
