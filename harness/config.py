@@ -54,6 +54,9 @@ class HarnessConfig:
     """The secrets guard's allowlist named by ``allowlist`` (``None``: the default file, optional).
 
     Every ``[tool.harness]`` key is parsed here, once: no guard reads pyproject.toml again."""
+    declared: bool = False
+    """Whether pyproject.toml has a ``[tool.harness]`` section (the defaults need none, but
+    outside any harness project a command says so instead of failing on missing folders)."""
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the project root, with ``/`` separators, for messages."""
@@ -79,6 +82,7 @@ def load_config(root: Path | None = None) -> HarnessConfig:
     """
     root = find_root(Path.cwd()) if root is None else root.resolve()
     section: dict[str, Any] = {}
+    declared = False
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -89,14 +93,16 @@ def load_config(root: Path | None = None) -> HarnessConfig:
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{pyproject}: not valid TOML ({exc})") from exc
         tool = data.get("tool", {})
+        declared = isinstance(tool, dict) and "harness" in tool
         section = tool.get("harness", {}) if isinstance(tool, dict) else {}
         if not isinstance(section, dict):
             raise ConfigError(f"{pyproject}: [tool.harness] must be a table, got {section!r}. Fix: "
                               "write it as a [tool.harness] section of key = value lines")
-    return config_from_mapping(root, section, source=pyproject)
+    return config_from_mapping(root, section, source=pyproject, declared=declared)
 
 
-def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> HarnessConfig:
+def config_from_mapping(root: Path, section: dict[str, Any], source: Path, *,
+                        declared: bool = True) -> HarnessConfig:
     """Build a :class:`HarnessConfig` from an already-parsed ``[tool.harness]`` table."""
     problems: list[str] = []
     where = f"{source} [tool.harness]"
@@ -135,9 +141,6 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
     if not isinstance(credentials, str):
         problems.append(f"{where}: 'credentials_file' must be a path string, got {credentials!r}")
         credentials = ".env.evals"
-    allowlist = section.get("allowlist", ".harness-allowlist")
-    if not isinstance(allowlist, str) or not allowlist.strip():
-        problems.append(f"{where}: 'allowlist' must be a non-empty path string, got {allowlist!r}")
     watch = section.get("watch", [])
     if not isinstance(watch, list) or not all(isinstance(w, str) for w in watch):
         problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")
@@ -168,6 +171,7 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path) -> Ha
         requests_per_minute=requests_per_minute,
         prices=prices,
         allowlist=(root / allowlist).resolve() if allowlist else None,
+        declared=declared,
     )
     if config.results == config.cache or config.cache in config.results.parents:
         problems.append(

@@ -11,7 +11,6 @@ upward, and ``init`` adopts the harness.
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 from harness.config import HarnessConfig, load_config
@@ -25,7 +24,7 @@ def load_project(project: Path | None) -> HarnessConfig:
     config = load_config(project)
     # report and compare read only eval-results/: a checkout with results and no datasets counts
     if (any(folder.is_dir() for folder in (config.datasets, config.cache, config.results))
-            or _has_section(config.root / "pyproject.toml")):
+            or config.declared):
         return config
     nearest = config.root / "pyproject.toml"
     looked = (f"the nearest pyproject.toml ({nearest}) has no [tool.harness] section"
@@ -37,13 +36,4 @@ def load_project(project: Path | None) -> HarnessConfig:
         f"{config.relative(config.results)}/ folder. To adopt the harness in this repository, "
         "run `python -m harness init` at its root; to work on another project, run the command "
         "there or pass --project PATH")
-
-
-def _has_section(pyproject: Path) -> bool:
-    if not pyproject.is_file():
-        return False
-    try:
-        return "harness" in tomllib.loads(pyproject.read_text(encoding="utf-8")).get("tool", {})
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return True  # load_config reported a broken file already; never mask it
 

@@ -58,3 +58,15 @@ def test_results_inside_the_committed_cache_is_refused(tmp_path: Path) -> None:
     _pyproject(tmp_path, 'results = "eval-cache/results"')
     with pytest.raises(ConfigError, match="must not be inside the committed cache"):
         load_config(tmp_path)
+
+
+def test_a_bad_allowlist_is_reported_once_and_the_section_is_known_without_a_second_read(
+        tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.harness]\nallowlist = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(tmp_path)
+    assert str(caught.value).count("'allowlist' must be a non-empty path string") == 1
+    (tmp_path / "pyproject.toml").write_text("[tool.harness]\n", encoding="utf-8")
+    assert load_config(tmp_path).declared
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    assert not load_config(tmp_path).declared
