@@ -25,7 +25,8 @@ _EVALS_ONLY = (("evals_refresh_cache", "--evals-refresh-cache"),
                ("evals_resume", "--evals-resume"), ("evals_scripted", "--evals-scripted"),
                ("evals_agent", "--evals-agent"),
                ("evals_tenant", "--evals-tenant"), ("evals_type", "--evals-type"),
-               ("evals_scenario", "--evals-scenario"), ("evals_iterations", "--evals-iterations"))
+               ("evals_scenario", "--evals-scenario"), ("evals_iterations", "--evals-iterations"),
+               ("evals_max_calls", "--evals-max-calls"))
 #: Old spellings, kept working with a warning: unprefixed, they could clash with another plugin.
 _DEPRECATED = {"refresh_cache": ("--refresh-cache", "--evals-refresh-cache"),
                "record_missing": ("--record-missing", "--evals-record-missing")}
@@ -61,6 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="only scenarios whose id or name matches")
     group.addoption("--evals-iterations", type=int, default=None,
                     help="override every scenario's iteration count")
+    group.addoption("--evals-max-calls", type=int, default=None, metavar="N",
+                    help="with --evals-refresh-cache/--evals-record-missing: refuse to start (exit "
+                    "2) a recording that may need more than N calls; never cuts a run short")
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -80,6 +80,7 @@ class _State:
             mode=mode,
             scripted=get("evals_scripted"),
             resume=get("evals_resume"),
+            max_calls=get("evals_max_calls"),
         )
 
     @property
@@ -302,6 +303,27 @@ class _Reporter:
         self.state = state
         self.summary: RunSummary | None = None
         self.github: tuple[list[str], list[str]] = ([], [])
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """A recording run prints its plan before any call, as ``harness run`` does, and
+        ``--evals-max-calls`` refuses it here (the plan counts the ``--evals-*`` selection;
+        ``-k``/``-m`` can only make the run smaller)."""
+        if self.state.is_worker or self.state.options().mode == "offline":
+            return
+        eval_session = self.state.session
+        if eval_session is None:
+            return  # the dataset error is reported with the items
+        from harness.errors import HarnessError
+
+        plan = eval_session.call_plan()
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            for line in plan.render().splitlines():
+                reporter.write_line(line)
+        try:
+            plan.check_budget(eval_session.options.max_calls)
+        except HarnessError as exc:
+            pytest.exit(str(exc), returncode=2)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = getattr(report, "harness_record", None)

@@ -133,3 +133,30 @@ def test_progress_prints_on_a_timer_while_a_slow_call_is_outstanding(
     assert len(waiting) >= 4 and all("in flight 1, queued 0" in line for line in waiting)
     assert sum(1 for line in lines if "1/1 100%" in line) == 1
     assert lines[-1].startswith("recording (paid) 1/1 100%")
+
+
+def _pytest_evals(project: Project, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "--evals", "-p", "no:cacheprovider", *args],
+                          cwd=project.root, capture_output=True, text=True, timeout=120)
+
+
+def test_pytest_prints_the_plan_of_a_paid_recording_before_the_first_call(
+        project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    done = _pytest_evals(project, "--evals-refresh-cache", "-n", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "plan: 3 iteration(s) selected, refresh (paid)" in done.stdout
+    assert done.stdout.count("plan: ") == 1  # the controller plans once, not each worker
+    assert "calls to make: 3" in done.stdout
+    assert len(server.requests) == 3
+
+
+def test_pytest_max_calls_refuses_before_any_call(project: Project, server: ProviderServer) -> None:
+    three(project, server)
+    done = _pytest_evals(project, "--evals-refresh-cache", "--evals-max-calls", "2")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "more than --max-calls 2: nothing was called" in done.stdout + done.stderr
+    assert server.requests == []
+    assert not project.cache.exists()
+    offline = _pytest_evals(project)
+    assert "plan: " not in offline.stdout  # an offline run plans nothing
