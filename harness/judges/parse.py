@@ -44,10 +44,13 @@ def parse_score(text: str | None) -> tuple[int | None, str]:
         if score is not None:
             reason = _REASON_LINE.search(body)
             return score, (reason.group(1).strip() if reason else "")
-    return None, f"the judge output could not be parsed as a 1-5 score: {_excerpt(stripped)}"
+    return None, f"the judge output could not be parsed as a 1-5 score: {excerpt(stripped)}"
 
 
-def _from_json(body: str) -> tuple[int | None, str] | None:
+def json_answer(body: str, field: str) -> tuple[Any, str] | None:
+    """The ``field`` value and the reason text of the JSON object a judge answered with
+    (between its first ``{`` and last ``}``: models wrap JSON in prose); ``None`` when there is
+    no such object. Shared by the score judges and the rubric judges."""
     start, end = body.find("{"), body.rfind("}")
     if start == -1 or end <= start:
         return None
@@ -55,13 +58,27 @@ def _from_json(body: str) -> tuple[int | None, str] | None:
         data = json.loads(body[start:end + 1])
     except json.JSONDecodeError:
         return None
-    if not isinstance(data, dict) or "score" not in data:
+    if not isinstance(data, dict) or field not in data:
         return None
-    score = _as_score(data["score"])
     reason = data.get("reason", "")
+    return data[field], reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
+
+
+def excerpt(text: str, limit: int = 160) -> str:
+    """``text`` on one line, cut at ``limit`` characters, for a message about a judge's answer."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "..."
+
+
+def _from_json(body: str) -> tuple[int | None, str] | None:
+    found = json_answer(body, "score")
+    if found is None:
+        return None
+    value, reason = found
+    score = _as_score(value)
     if score is None:
-        return None, f"the judge gave a score outside 1-5: {_excerpt(str(data['score']))}"
-    return score, reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
+        return None, f"the judge gave a score outside 1-5: {excerpt(str(value))}"
+    return score, reason
 
 
 def _as_score(value: Any) -> int | None:
@@ -75,8 +92,3 @@ def _as_score(value: Any) -> int | None:
     if not number.is_integer() or not 1 <= number <= 5:
         return None
     return int(number)
-
-
-def _excerpt(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "..."

@@ -8,9 +8,10 @@ wrap JSON in fences or answer in prose, so a fenced object and a leading
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Literal
+
+from harness.judges.parse import excerpt, json_answer
 
 Verdict = Literal["pass", "fail"]
 
@@ -33,30 +34,15 @@ def parse_verdict(text: str | None) -> tuple[Verdict | None, str]:
     match = _LINE.match(body)
     if match:
         return _WORDS[match.group(1).lower()], " ".join(match.group(2).split())  # type: ignore[return-value]
-    return None, f"the judge's answer is neither pass nor fail: {_excerpt(stripped)}"
+    return None, f"the judge's answer is neither pass nor fail: {excerpt(stripped)}"
 
 
 def _from_json(body: str) -> tuple[Verdict | None, str] | None:
-    start, end = body.find("{"), body.rfind("}")
-    if start == -1 or end <= start:
+    found = json_answer(body, "verdict")
+    if found is None:
         return None
-    try:
-        data = json.loads(body[start:end + 1])
-    except json.JSONDecodeError:
-        return None
-    if not isinstance(data, dict) or "verdict" not in data:
-        return None
-    reason = data.get("reason", "")
-    reason = reason if isinstance(reason, str) else json.dumps(reason, ensure_ascii=False)
-    word = data["verdict"]
+    word, reason = found
     verdict = _WORDS.get(word.strip().lower()) if isinstance(word, str) else None
     if verdict is None:
-        return None, f"the judge gave a verdict that is neither pass nor fail: {_excerpt(str(word))}"
+        return None, f"the judge gave a verdict that is neither pass nor fail: {excerpt(str(word))}"
     return verdict, reason  # type: ignore[return-value]
-
-
-def _excerpt(text: str, limit: int = 160) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[:limit] + "..."
-
-
