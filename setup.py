@@ -6,9 +6,12 @@ the wheel has no docs/ folder, so the wheel carries it as ``harness/docs`` and
 packages are still discovered automatically, so a new subpackage needs no edit here.
 """
 
-from setuptools import find_packages, setup
+from setuptools import find_namespace_packages, setup
 
 setup(
-    packages=[*find_packages(include=["harness", "harness.*"]), "harness.docs"],
+    # namespace discovery: harness/schemas/ holds only data, and setuptools warns about a data
+    # folder that is importable but not listed as a package
+    packages=[*find_namespace_packages(include=["harness", "harness.*"], exclude=["*.__pycache__"]),
+              "harness.docs"],
     package_dir={"harness.docs": "docs"},
 )
