@@ -139,6 +139,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except HarnessError as exc:
         print(str(exc), file=sys.stderr)
         return exc.exit_code
+    except ModuleNotFoundError as exc:
+        # imports are deferred into the handlers (fast --help), so a Python that has the
+        # package on its path but not its dependencies fails here: say which and how to fix it
+        root = (exc.name or "").partition(".")[0]
+        if root not in _DEPENDENCIES:
+            raise
+        print(f"eval-missing-dependency: this Python ({sys.executable}) lacks {_DEPENDENCIES[root]}, "
+              "a dependency of the harness. Fix: install the harness with its dependencies: "
+              "pip install offline-evals (in a checkout: pip install -e .)", file=sys.stderr)
+        return 2
+
+
+#: Top-level module -> distribution of every runtime dependency (pyproject.toml [project]).
+_DEPENDENCIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "diskcache": "diskcache",
+                 "tabulate": "tabulate"}
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -165,3 +165,17 @@ def test_outside_a_project_every_command_says_so_and_suggests_init(tmp_path: Pat
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "other"\n\n[tool.harness]\n')
     done = _cli("run", cwd=nested)
     assert done.returncode == 2 and "eval-dataset-invalid" in done.stderr
+
+
+@pytest.mark.parametrize("module", ["tabulate", "yaml", "jsonschema"])  # diskcache: recording only
+def test_a_python_without_a_dependency_gets_the_install_command_not_a_traceback(
+        tmp_path: Path, module: str) -> None:
+    """``python -m harness run`` in a checkout, with a Python that never installed it."""
+    (tmp_path / "pyproject.toml").write_text("[tool.harness]\n", encoding="utf-8")
+    (tmp_path / "eval-datasets").mkdir()
+    hide = (f"import sys; sys.modules[{module!r}] = None; from harness.cli import main; "
+            f"raise SystemExit(main(['--project', {str(tmp_path)!r}, 'run']))")
+    done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "eval-missing-dependency" in done.stderr and "pip install" in done.stderr
