@@ -6,15 +6,19 @@ import hashlib
 import json
 import os
 import textwrap
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
 
 from harness.cli import main
 from harness.report.load import load_records
+
+if TYPE_CHECKING:
+    from provider_server import ProviderServer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester", "fuzz_support"]
@@ -149,3 +153,14 @@ def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from adoption_support import build_wheelhouse
 
     return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse") / "wheels")
+
+
+@pytest.fixture
+def server() -> Iterator[ProviderServer]:
+    """A loopback provider (OpenAI and Anthropic wire formats) with the default answers; a module
+    that needs other answers defines its own ``server``."""
+    from provider_server import ProviderServer  # imported here: provider_server imports conftest
+
+    with ProviderServer() as running:
+        yield running
+

@@ -5,7 +5,6 @@ each entry says where its answer came from (never in the key)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,12 +19,6 @@ from harness.clients.scripted import ScriptedClient
 from harness.entities import ChatCall, ChatResponse, Usage
 from harness.providers.http import RetryPolicy
 from harness.refresh.journal import Journal
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

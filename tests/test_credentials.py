@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,12 +10,6 @@ from provider_server import TEST_KEY, ProviderServer, make_agent, point_agent
 from conftest import Project
 from harness.credentials import read_env_file, resolve_credentials
 from harness.errors import ConfigError, CredentialsMissing
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

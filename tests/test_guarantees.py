@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -59,12 +58,6 @@ def test_a_recording_call_returns_the_entry_read_back_not_the_providers_object(t
     replayed = CachingClient(_TupleAnswering(), store, clock=lambda: NOW).complete(CALL)
     assert recorded == replayed
     assert recorded.tool_calls[0].arguments == {"ids": [1, 2]}
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def test_a_configured_key_of_any_shape_is_redacted_from_provider_errors(server: ProviderServer) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,12 +20,6 @@ from provider_server import (
 from harness.entities import ChatCall, ToolCall
 from harness.errors import ConfigError, ProviderError
 from harness.providers import build_provider
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def claude(server: ProviderServer, **fields: Any) -> Any:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pytest
@@ -13,12 +12,6 @@ from harness.errors import ProviderError
 from harness.providers.http import RetryPolicy, Transport, excerpt, join_url, parse_retry_after, redact
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.02, retry_after_cap_s=0.2)
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def _transport(server: ProviderServer, policy: RetryPolicy = FAST, timeout_s: float = 2.0,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -22,12 +21,6 @@ from harness.entities import ChatCall, ToolCall
 from harness.errors import ConfigError, ProviderError
 from harness.providers import build_provider
 from harness.providers.http import Transport
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def call(request: dict[str, Any], model: str = "gpt-test-1") -> ChatCall:

@@ -3,19 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
-import pytest
 from provider_server import ProviderServer, Reply, default_answer, point_agent
 from test_pytest_xdist_refresh import _pytest
 
 from conftest import Project
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def test_a_pytest_refresh_after_failed_calls_pays_again_unless_resumed(

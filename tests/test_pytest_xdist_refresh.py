@@ -5,18 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
-import pytest
 from provider_server import TEST_KEY, ProviderServer, point_agent
 
 from conftest import Project
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def _pytest(project: Project, *args: str) -> subprocess.CompletedProcess[str]:

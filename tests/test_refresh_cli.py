@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,12 +26,6 @@ from harness.providers.http import RetryPolicy
 from harness.refresh import journal_dir
 from harness.refresh.journal import Journal
 from harness.report.load import load_records
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

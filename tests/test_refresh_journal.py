@@ -11,7 +11,6 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,12 +30,6 @@ from harness.entities import ChatCall, ChatResponse
 from harness.key import compute_key
 from harness.refresh import journal_dir
 from harness.refresh.journal import Journal
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,12 +15,6 @@ from conftest import REPO_ROOT, Project
 from harness.config import config_from_mapping
 from harness.errors import ConfigError
 from harness.refresh.ratelimit import RateLimiter
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 def test_slots_are_spaced_and_shared_by_every_limiter_of_the_folder(tmp_path: Path) -> None:

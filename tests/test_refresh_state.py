@@ -18,7 +18,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import diskcache  # type: ignore[import-untyped]
@@ -40,12 +39,6 @@ class _Planted:
 
     def __reduce__(self) -> tuple[object, tuple[str]]:
         return (print, (MARKER,))
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)

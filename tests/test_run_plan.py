@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 from provider_server import TEST_KEY, ProviderServer, point_agent
@@ -16,12 +15,6 @@ from conftest import Project
 from harness.providers.http import RetryPolicy
 
 PRICES = '[tool.harness.prices]\n"gpt-test-1" = { input = 2.0, output = 8.0 }\n'
-
-
-@pytest.fixture
-def server() -> Iterator[ProviderServer]:
-    with ProviderServer() as running:
-        yield running
 
 
 @pytest.fixture(autouse=True)
