@@ -19,7 +19,14 @@ from typing import Any
 from harness.entities import ChatCall, ChatResponse
 from harness.errors import ProviderError
 from harness.providers.anthropic import AnthropicProvider, from_wire, to_wire
-from harness.providers.batching import BatchResults, BatchStatus, provider_secrets
+from harness.providers.batching import (
+    BatchResults,
+    BatchStatus,
+    json_lines,
+    json_object,
+    provider_secrets,
+    required_id,
+)
 from harness.providers.http import scrub_answer
 
 
@@ -41,10 +48,7 @@ class AnthropicBatchAPI:
             items.append({"custom_id": custom_id, "params": params})
         batch = self._json("POST", self._root, json.dumps({"requests": items},
                                                           ensure_ascii=False).encode("utf-8"))
-        batch_id = batch.get("id")
-        if not isinstance(batch_id, str) or not batch_id:
-            raise ProviderError(f"{self.client.transport.label}: creating the batch answered no id: {batch}")
-        return batch_id
+        return required_id(batch, self.client.transport.label, "creating the batch")
 
     def status(self, batch_id: str) -> BatchStatus:
         batch = self._json("GET", f"{self._root}/{batch_id}")
@@ -60,12 +64,8 @@ class AnthropicBatchAPI:
         label = self.client.transport.label
         answers: dict[str, ChatResponse] = {}
         failures: dict[str, str] = {}
-        for raw in body.decode("utf-8", errors="replace").splitlines():
-            try:
-                line = json.loads(raw) if raw.strip() else None
-            except ValueError:
-                continue
-            if not isinstance(line, dict) or not isinstance(line.get("custom_id"), str):
+        for line in json_lines(body):
+            if not isinstance(line.get("custom_id"), str):
                 continue
             custom_id = line["custom_id"]
             call = calls.get(custom_id)
@@ -96,14 +96,7 @@ class AnthropicBatchAPI:
     def _json(self, method: str, path: str, data: bytes | None = None) -> dict[str, Any]:
         self.http_requests += 1
         body = self.client.transport.request_bytes(method, path, data, scenario="--batch")
-        try:
-            value = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            value = None
-        if not isinstance(value, dict):
-            raise ProviderError(f"{self.client.transport.label}: {method} {path} answered something "
-                                "that is not a JSON object")
-        return value
+        return json_object(body, self.client.transport.label, f"{method} {path}")
 
 
 def _error_detail(error: Any) -> str:

@@ -9,10 +9,12 @@ implementations live in ``openai_batch`` and ``anthropic_batch``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from harness.entities import ChatCall, ChatResponse
+from harness.errors import ProviderError
 
 
 @dataclass(frozen=True)
@@ -65,3 +67,39 @@ MAX_REQUESTS = 10_000
 def provider_secrets(client: Any) -> tuple[str, ...]:
     """The secrets a synchronous provider client redacts from messages (its key)."""
     return tuple(getattr(client, "_secrets", ()) or ())
+
+
+def json_object(body: bytes, label: str, what: str) -> dict[str, Any]:
+    """The JSON object a batch endpoint answered; :class:`ProviderError` naming ``what`` (the
+    method and path) when it answered anything else."""
+    try:
+        value = json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        value = None
+    if not isinstance(value, dict):
+        raise ProviderError(f"{label}: {what} answered something that is not a JSON object")
+    return value
+
+
+def required_id(answer: dict[str, Any], label: str, what: str) -> str:
+    """The ``id`` of a created file or batch; without one nothing can be polled, so it is an error."""
+    found = answer.get("id")
+    if not isinstance(found, str) or not found:
+        raise ProviderError(f"{label}: {what} answered no id: {answer}")
+    return found
+
+
+def json_lines(body: bytes) -> list[dict[str, Any]]:
+    """The JSON objects of a results file, one a line; a blank or unreadable line is skipped (the
+    requests it would have answered are reported as returning no result)."""
+    found = []
+    for raw in body.decode("utf-8", errors="replace").splitlines():
+        if not raw.strip():
+            continue
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            found.append(value)
+    return found

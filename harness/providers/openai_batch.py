@@ -19,7 +19,14 @@ from typing import Any
 
 from harness.entities import ChatCall, ChatResponse
 from harness.errors import ConfigError, ProviderError
-from harness.providers.batching import BatchResults, BatchStatus, provider_secrets
+from harness.providers.batching import (
+    BatchResults,
+    BatchStatus,
+    json_lines,
+    json_object,
+    provider_secrets,
+    required_id,
+)
 from harness.providers.http import scrub_answer
 from harness.providers.openai import OpenAIProvider, from_wire, to_wire
 
@@ -47,16 +54,11 @@ class OpenAIBatchAPI:
                  for custom_id, call in requests]
         upload = self._json("POST", "files", *_multipart({"purpose": "batch"},
                                                           ("batch.jsonl", "\n".join(lines) + "\n")))
-        file_id = upload.get("id")
-        if not isinstance(file_id, str) or not file_id:
-            raise ProviderError(f"{self.client.transport.label}: the file upload answered no id: {upload}")
+        file_id = required_id(upload, self.client.transport.label, "the file upload")
         batch = self._json("POST", "batches", json.dumps(
             {"input_file_id": file_id, "endpoint": ENDPOINT,
              "completion_window": COMPLETION_WINDOW}).encode("utf-8"), "application/json")
-        batch_id = batch.get("id")
-        if not isinstance(batch_id, str) or not batch_id:
-            raise ProviderError(f"{self.client.transport.label}: creating the batch answered no id: {batch}")
-        return batch_id
+        return required_id(batch, self.client.transport.label, "creating the batch")
 
     def status(self, batch_id: str) -> BatchStatus:
         batch = self._json("GET", f"batches/{batch_id}")
@@ -107,31 +109,15 @@ class OpenAIBatchAPI:
         if not file_id:
             return []
         self.http_requests += 1
-        body = self.client.transport.request_bytes("GET", f"files/{file_id}/content", scenario="--batch")
-        found = []
-        for raw in body.decode("utf-8", errors="replace").splitlines():
-            if raw.strip():
-                try:
-                    value = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(value, dict):
-                    found.append(value)
-        return found
+        return json_lines(self.client.transport.request_bytes("GET", f"files/{file_id}/content",
+                                                              scenario="--batch"))
 
     def _json(self, method: str, path: str, data: bytes | None = None,
               content_type: str = "application/json") -> dict[str, Any]:
         self.http_requests += 1
         body = self.client.transport.request_bytes(method, path, data, content_type=content_type,
                                                   scenario="--batch")
-        try:
-            value = json.loads(body.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            value = None
-        if not isinstance(value, dict):
-            raise ProviderError(f"{self.client.transport.label}: {method} {path} answered something "
-                                f"that is not a JSON object")
-        return value
+        return json_object(body, self.client.transport.label, f"{method} {path}")
 
 
 def _files(batch: dict[str, Any]) -> tuple[str, str]:
