@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -18,10 +18,8 @@ from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
 from harness.cache.stamp import check_stamp, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
-from harness.clients.base import ChatClient
-from harness.clients.caching import BoundClient, CachingClient
-from harness.clients.offline import OfflineClient
-from harness.clients.scripted import ScriptedClient
+from harness.clients.caching import BoundClient
+from harness.clients.factory import ClientFactory
 from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
@@ -30,18 +28,15 @@ from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
 from harness.refresh.ledger import Ledger
-from harness.rerecord import Rerecord
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
 from harness.selecting import require_selected
 
 if TYPE_CHECKING:
-    from harness.refresh.batch import BatchQueue, BatchRecorder
+    from harness.refresh.batch import BatchRecorder
     from harness.refresh.interrupt import RunInterrupted
-    from harness.refresh.journal import Journal
     from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
-    from harness.refresh.ratelimit import RateLimiter
 
 #: offline: cache or fail. refresh: re-record every selected call. record-missing: only misses.
 Mode = Literal["offline", "refresh", "record-missing"]
@@ -106,7 +101,7 @@ class EvalSession:
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
         _check_recording_options(self.options)
-        self._clients = _ClientFactory(config, self.dataset, self.store, self.options, clock,
+        self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                        self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
@@ -414,170 +409,3 @@ def _selection_record(options: RunOptions) -> dict[str, object]:
     return {"agents": list(s.agents), "tenants": list(s.tenants), "types": list(s.types),
             "scenarios": list(s.scenarios), "iterations": options.iterations,
             "mode": options.mode, "scripted": options.scripted}
-
-
-class _ClientFactory:
-    """One caching client per agent; the inner client depends on the mode.
-
-    Recording against a real provider adds the journal (paid answers survive a
-    crash) and, when ``requests_per_minute`` is set, a rate limiter shared by
-    every process of the project.
-    """
-
-    def __init__(self, config: HarnessConfig, dataset: Dataset, store: CacheStore,
-                 options: RunOptions, clock: Callable[[], datetime], ledger: Ledger,
-                 run_id: str = "") -> None:
-        self.config = config
-        self.ledger = ledger
-        self.dataset = dataset
-        self.store = store
-        self.options = options
-        self.clock = clock
-        self._clients: dict[str, CachingClient] = {}
-        self._lock = threading.RLock()
-        self._paid = options.mode != "offline" and not options.scripted
-        self._journal: Journal | None = None
-        self._limiters: dict[str, RateLimiter] = {}
-        self.run_id = run_id
-        self._batch_queue: BatchQueue | None = None
-
-    @property
-    def journal(self) -> Journal | None:
-        """The journal of a paid recording run (opened by :meth:`prepare`), else None."""
-        return self._journal
-
-    def clients(self) -> list[CachingClient]:
-        with self._lock:
-            return list(self._clients.values())
-
-    @property
-    def wrote_entries(self) -> bool:
-        return any(client.written for client in self._clients.values())
-
-    def prepare(self, agents: Iterable[Agent]) -> None:
-        """Build the client of every agent now, so missing credentials fail before any call."""
-        for agent in agents:
-            self.for_agent(agent)
-
-    def for_agent(self, agent: Agent) -> CachingClient:
-        with self._lock:
-            client = self._clients.get(agent.name)
-            if client is None:
-                client = CachingClient(self._inner(agent), self.store,
-                                       refresh=self.options.mode == "refresh", clock=self.clock,
-                                       journal=self._journal_of() if self._paid else None,
-                                       ledger=self.ledger if self.options.mode != "offline"
-                                       else None, rounds=self.options.batch,
-                                       rerecord=Rerecord.of(agent, self.options.iterations))
-                self._clients[agent.name] = client
-            return client
-
-    def settle(self, *, complete: bool) -> None:
-        """After the run: forget journaled answers if every call was answered; close handles."""
-        if self._journal is not None:
-            self.store.sync()
-            if complete:
-                for client in self._clients.values():
-                    self._journal.forget(client.journaled)
-            self._journal.close()
-            self._journal = None
-        for limiter in self._limiters.values():
-            limiter.close()
-        self._limiters.clear()
-
-    def _journal_of(self) -> Journal:
-        from harness.refresh import journal_dir
-        from harness.refresh.journal import Journal
-
-        if self._journal is None:
-            journal = Journal(journal_dir(self.config.results), run=self.run_id,
-                              resume=self.options.resume)
-            if not self.options.resume:
-                from harness.refresh.batch import refuse_pending
-
-                try:
-                    refuse_pending(journal)
-                except HarnessError:
-                    journal.close()
-                    raise
-            self._journal = journal
-        return self._journal
-
-    def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
-        from harness.refresh.batch import BatchRecorder
-
-        assert self._batch_queue is not None, "batch_recorder() of a run without --batch"
-        agents = self.dataset.agents
-
-        def resolve(agent: str, provider: str) -> ChatClient:
-            if agent not in agents:
-                raise ConfigError(f"a journaled batch belongs to agent {agent}, which no longer "
-                                  f"exists: restore it, or delete {journal_dir_of(self.config)} "
-                                  "to give up the batch's answers")
-            return self._provider(agents[agent], provider)
-
-        return BatchRecorder(self._journal_of(), self._batch_queue, resolve,
-                             poll_s=self.options.batch_poll_s, note=note)
-
-    def _provider(self, agent: Agent, name: str | None = None) -> ChatClient:
-        from harness.credentials import resolve_credentials
-        from harness.providers import build_provider, check_agent
-
-        provider = name or agent.provider
-        check_agent(agent, provider)
-        credentials = resolve_credentials(
-            provider, agent=agent, credentials_file=self.config.credentials_file,
-            shown_file=(self.config.relative(self.config.credentials_file)
-                        if self.config.credentials_file else None))
-        endpoint = agent.endpoint if provider == agent.provider else {}
-        per_minute = int(endpoint.get("requests_per_minute") or self.config.requests_per_minute)
-        return build_provider(agent, credentials, provider=provider,
-                              limiter=self._limiter(provider, credentials.base_url, per_minute),
-                              observer=self.ledger)
-
-    def _limiter(self, provider: str, base_url: str, per_minute: int) -> RateLimiter | None:
-        from harness.refresh import ratelimit_dir
-        from harness.refresh.ratelimit import RateLimiter
-
-        if per_minute <= 0:
-            return None
-        name = f"{provider} {base_url}"
-        with self._lock:
-            if name not in self._limiters:
-                self._limiters[name] = RateLimiter(ratelimit_dir(self.config.results), name, per_minute)
-            return self._limiters[name]
-
-    def _inner(self, agent: Agent) -> ChatClient:
-        if self.options.mode == "offline":
-            return OfflineClient(agent.provider, agent.model, store=self.store,
-                                 project_root=self.config.root,
-                                 credentials_file=self.config.credentials_file,
-                                 api_key_env=agent.endpoint.get("api_key_env"),
-                                 rerecord=Rerecord.of(agent, self.options.iterations))
-        if self.options.scripted:
-            if agent.script_file is None:
-                raise ConfigError(f"agent {agent.name} has no script file: add 'script:' to "
-                                  f"{agent.name}/agent.yaml or refresh without --scripted")
-            return ScriptedClient.from_file(agent.provider, agent.model, agent.script_file)
-        from harness.providers import RoutingClient
-
-        client = RoutingClient(self._provider(agent), lambda name: self._provider(agent, name))
-        judge_provider = agent.judge.get("provider")
-        if isinstance(judge_provider, str) and judge_provider:
-            client.prepare(judge_provider)  # the default judge's key is checked up front too
-        if self.options.batch:
-            from harness.refresh.batch import BatchQueue, DeferringClient, batch_api
-
-            batch_api(client.prepare(agent.provider))  # a provider without a batch API fails now
-            if self._batch_queue is None:
-                self._batch_queue = BatchQueue()
-            return DeferringClient(client, agent.name, self._batch_queue, prepare=client.prepare,
-                                   retry_errors=self.options.batch_retry_errors)
-        return client
-
-
-def journal_dir_of(config: HarnessConfig) -> str:
-    """The journal folder of a project, relative to its root, for messages."""
-    from harness.refresh import journal_dir
-
-    return config.relative(journal_dir(config.results))
