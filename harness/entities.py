@@ -209,6 +209,9 @@ class AgentOutput:
     """Every response of a tool loop, in order (empty for a single call)."""
     loop_messages: tuple[JsonObject, ...] = ()
     """The assistant tool calls and scripted tool results the loop added to the conversation."""
+    wire_tools: tuple[JsonObject, ...] | None = None
+    """The tools an SDK agent declared in its own requests (``name``, ``description``,
+    ``parameters``), which its tool calls are checked against; None for a declared agent."""
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:

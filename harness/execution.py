@@ -76,8 +76,10 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
             view = scenario_input(agent, scenario, iteration, request, tenant_params or {})
             answer = call_agent(cast(Callable[[ScenarioInput], Any], function), view)
     output = parse_output(agent, answer_response(answer), answer)
-    if wire is not None and wire.exchanges:
-        output = replace(output, steps=tuple(exchange.response for exchange in wire.exchanges))
+    if wire is not None and (wire.exchanges or not takes_client(function)):
+        tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
+        output = replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
+                         wire_tools=tuple(tools.values()))
     return output
 
 

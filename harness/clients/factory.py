@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from harness.refresh.batch import BatchQueue, BatchRecorder
     from harness.refresh.journal import Journal
     from harness.refresh.ratelimit import RateLimiter
-    from harness.wire.binding import WireRecorder
+    from harness.wire.binding import WireMode, WireRecorder
 
 
 class ClientFactory:
@@ -100,7 +100,7 @@ class ClientFactory:
             if recorder is None:
                 caching = self.for_agent(agent)
                 inner = caching.inner
-                mode = "offline" if isinstance(inner, OfflineClient) else (
+                mode: WireMode = "offline" if isinstance(inner, OfflineClient) else (
                     "scripted" if isinstance(inner, ScriptedClient) else "paid")
                 recorder = WireRecorder(
                     mode, self.store, refresh=self.options.mode == "refresh", clock=self.clock,

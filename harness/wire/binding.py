@@ -45,7 +45,7 @@ from harness.errors import CacheError, CacheMiss, HarnessError
 from harness.key import compute_key
 from harness.refresh.ledger import Ledger
 from harness.rerecord import Rerecord
-from harness.wire.canonical import WireRefused, canonical_request
+from harness.wire.canonical import WireRefused, canonical_request, declared_tools
 from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of, stored_headers
 from harness.wire.placeholder import with_real_key
 
@@ -67,6 +67,10 @@ class Exchange:
     key: str
     response: ChatResponse
     """The provider-neutral view of the answer (text, tool calls, usage)."""
+    tools: tuple[JsonObject, ...] = ()
+    """The function tools the request declared (agent.yaml's shape)."""
+    request: JsonObject | None = None
+    """The canonical request (the transcript in reports)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +172,7 @@ class WireBinding:
                         "no wire entry"))
                 if recorder.ledger is not None:
                     recorder.ledger.from_cache()
-                self._answered(api, base, key, entry.response, entry.wire, CallRecord(
+                self._answered(api, call, base, key, entry.response, entry.wire, CallRecord(
                     key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
                     provenance=entry.provenance))
                 return entry.wire
@@ -262,18 +266,20 @@ class WireBinding:
         assert entry.wire is not None
         usage = response.usage if obtained == "paid" else Usage()
         base_key = base or _base_key(pending.call)
-        self._answered(pending.api, base_key, pending.key, entry.response, entry.wire, CallRecord(
+        self._answered(pending.api, pending.call, base_key, pending.key, entry.response, entry.wire,
+                       CallRecord(
             pending.key, False, _ms(pending.started),
             entry_location(self.scenario_id, self.iteration, pending.key),
             source="provider", usage=usage, obtained=obtained,
             attempts=1 if obtained == "paid" else 0, provenance=entry.provenance))
         return entry.wire
 
-    def _answered(self, api: str, base: str, key: str, response: ChatResponse, answer: WireAnswer,
-                  record: CallRecord) -> None:
+    def _answered(self, api: str, call: ChatCall, base: str, key: str, response: ChatResponse,
+                  answer: WireAnswer, record: CallRecord) -> None:
         with self._lock:
             self._repeats[base] = self._repeats.get(base, 0) + 1
-            self.exchanges.append(Exchange(api, key, response))
+            self.exchanges.append(Exchange(api, key, response, tuple(declared_tools(call.request)),
+                                           call.request))
             if api == RESPONSES and (rid := _response_id(answer)):
                 self._response_ids[rid] = len(self.exchanges) - 1
             self.calls.append(record)

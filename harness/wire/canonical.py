@@ -106,3 +106,21 @@ def _rename_ids(value: Any, renames: dict[str, str]) -> Any:
                 copied[name] = _rename_ids(item, renames)
         return copied
     return value
+
+
+def declared_tools(canonical: JsonObject) -> list[JsonObject]:
+    """The function tools a canonical request declares, in agent.yaml's shape
+    (``name``, ``description``, ``parameters``), whichever API declared them."""
+    found: list[JsonObject] = []
+    for tool in canonical.get("tools") or []:
+        if not isinstance(tool, dict):
+            continue
+        function = tool.get("function")
+        spec: JsonObject = function if isinstance(function, dict) else tool
+        name = spec.get("name")
+        if not isinstance(name, str):
+            continue
+        parameters = spec.get("parameters", spec.get("input_schema"))
+        found.append({"name": name, "description": spec.get("description", ""),
+                      "parameters": parameters if isinstance(parameters, dict) else {}})
+    return found
