@@ -283,14 +283,16 @@ class _Loader:
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:
-        """Check that a Python agent's ``module:function`` imports (from the project root)."""
+        """Check that a Python agent's entrypoint imports (a module from the project root, or a file
+        beside agent.yaml); whatever its module raises on import is a named problem."""
         if entrypoint:
             try:
-                load_entrypoint(entrypoint, self.config.root)
-            except (ImportError, AttributeError, ValueError) as exc:
+                load_entrypoint(entrypoint, self.config.root, file.parent)
+            except Exception as exc:  # noqa: BLE001 - the agent's own module may raise anything
                 self.problems.append(Problem(
-                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({exc})",
-                    "give module:function importable from the project root"))
+                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({type(exc).__name__}: {exc})",
+                    "give module:function importable from the project root, or file.py:function "
+                    "beside agent.yaml"))
         return entrypoint
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import inspect
 import json
 import sys
@@ -38,20 +39,43 @@ _NO_RESULT = object()
 PythonAgent = Callable[..., Any]
 
 
-def load_entrypoint(entrypoint: str, root: Path) -> PythonAgent:
-    """Import ``module:function`` with the project root first on ``sys.path``."""
+def load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None = None) -> PythonAgent:
+    """Import ``module:function`` (the project root first on ``sys.path``) or ``file.py:function``
+    (a file beside agent.yaml, so an agent's code can live in its dataset folder)."""
     module_name, _, function = entrypoint.partition(":")
     if not function:
-        raise ValueError("expected module:function")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+        raise ValueError("expected module:function or file.py:function")
     from harness.wire.placeholder import install_placeholders
 
     install_placeholders()  # an SDK client built at import time constructs with no real key
-    target = getattr(importlib.import_module(module_name), function)
+    if module_name.endswith(".py"):
+        module = _module_from_file((agent_dir or root) / module_name)
+    else:
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        module = importlib.import_module(module_name)
+    target = getattr(module, function)
     if not callable(target):
         raise ValueError(f"{entrypoint} is not callable")
     return cast(PythonAgent, target)
+
+
+def _module_from_file(path: Path) -> Any:
+    """The module of an agent file, imported once per process under a name derived from its path."""
+    name = "harness_agent_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: Scenario,
@@ -68,7 +92,7 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
     """
     if not agent.entrypoint:
         return run_declared_agent(agent, request, client, scenario)
-    function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent)
+    function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent, agent.directory)
     with _bound(wire):
         if takes_client(function):
             answer: Any = function(client, request, scenario)
