@@ -103,7 +103,8 @@ class EvalSession:
         run_id = run_id or new_run_id(datetime.now(UTC))
         _check_recording_options(self.options)
         if self.options.batch:
-            wire_agents = sorted({s.agent for s in self.scenarios if self.dataset.agents[s.agent].entrypoint})
+            agents = self.dataset.agents
+            wire_agents = sorted({s.agent for s in self.scenarios if agents[s.agent].at_the_wire})
             if wire_agents:
                 raise ConfigError(f"--batch: agent(s) {', '.join(wire_agents)} call their model through "
                                   "their own code (entrypoint), which a batch round cannot answer; "
@@ -151,7 +152,7 @@ class EvalSession:
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         wire = (self._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
-                if agent.entrypoint else None)
+                if agent.at_the_wire else None)
         with self._lock:  # a --batch run executes an iteration once per round: count it once
             first = (scenario.id, iteration) not in self._started
             self._started.add((scenario.id, iteration))

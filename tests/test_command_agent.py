@@ -1,0 +1,113 @@
+"""Agents in any language: ``command:`` runs against the loopback replay endpoint.
+
+A Node.js agent that calls the chat completions API with plain ``fetch``, and a
+Python command that uses the official SDK in its own process, are recorded
+through the endpoint against the loopback fake, then replayed offline with the
+fake stopped. The endpoint listens on 127.0.0.1 only and serves nothing but the
+iteration's LLM API calls.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sdk_support import LATE, SdkProject
+from wire_fakes import WireFake
+
+from harness.wire.serve import ReplayEndpoint
+
+NODE_AGENT = r"""
+const scenario = JSON.parse(require("fs").readFileSync(0, "utf8"));
+async function main() {
+  const response = await fetch(process.env.OPENAI_BASE_URL + "/chat/completions", {
+    method: "POST",
+    headers: {"content-type": "application/json", "authorization": "Bearer " + process.env.OPENAI_API_KEY},
+    body: JSON.stringify({model: "gpt-4o-mini", temperature: 0, messages: [
+      {role: "system", content: "You triage support messages; answer JSON."},
+      {role: "user", content: scenario.input}]}),
+  });
+  if (!response.ok) { console.error(await response.text()); process.exit(3); }
+  const body = await response.json();
+  process.stdout.write(body.choices[0].message.content);
+}
+main();
+"""
+
+PYTHON_COMMAND = """
+import json, sys
+from openai import OpenAI
+
+scenario = json.load(sys.stdin)
+reply = OpenAI().chat.completions.create(model="gpt-4o-mini", messages=[
+    {"role": "system", "content": "You triage support messages; answer JSON."},
+    {"role": "user", "content": scenario["input"]}])
+print(reply.choices[0].message.content)
+"""
+
+
+@pytest.fixture
+def fake() -> Iterator[WireFake]:
+    with WireFake() as running:
+        yield running
+
+
+def command_project(root: Path, command: list[str], file: str, code: str) -> SdkProject:
+    project = SdkProject(root, "openai_tools", tools=False)
+    (root / "openai_tools.py").unlink()
+    project.write(f"eval-datasets/triage/{file}", code)
+    project.write("eval-datasets/triage/agent.yaml", {"command": command, "output": "json"})
+    return project
+
+
+@pytest.mark.parametrize("language", ["python", "node"])
+def test_a_command_agent_records_through_the_endpoint_and_replays_offline(
+        tmp_path: Path, fake: WireFake, language: str) -> None:
+    if language == "node":
+        if shutil.which("node") is None:
+            pytest.skip("node is not installed on this machine")
+        project = command_project(tmp_path, ["node", "agent.js"], "agent.js", NODE_AGENT)
+    else:
+        project = command_project(tmp_path, [sys.executable, "agent_cli.py"], "agent_cli.py", PYTHON_COMMAND)
+    recorded = project.harness("run", "--record-missing", env=fake.env())
+    assert recorded.code == 0, recorded.out + recorded.err
+    assert len(fake.requests) == 2 and len(project.entries()) == 2
+    assert {r.headers["authorization"] for r in fake.requests} == {f"Bearer {fake.openai_key}"}
+    fake.stop()
+    replay = project.harness("run")
+    assert replay.code == 0, replay.out + replay.err
+    assert "2 passed, 0 failed" in replay.out
+
+
+def test_a_command_agent_miss_is_explained_and_its_failure_is_an_error_verdict(
+        tmp_path: Path, fake: WireFake) -> None:
+    project = command_project(tmp_path, [sys.executable, "agent_cli.py"], "agent_cli.py", PYTHON_COMMAND)
+    assert project.harness("run", "--record-missing", env=fake.env()).code == 0
+    fake.stop()
+    project.write("eval-datasets/triage/acme/late-order.yaml", {
+        "type": "positive", "description": "Never recorded.", "input": LATE + " Please hurry.",
+        "expect": [{"contains": "shipping"}]})
+    replay = project.harness("run")
+    assert replay.code == 1
+    assert "[missed] triage/acme/late-order iteration 0" in replay.out
+    assert "re-record: python -m harness run --record-missing --scenario triage/acme/late-order" in replay.out
+    assert "Traceback" not in replay.err
+
+
+def test_the_endpoint_listens_on_loopback_and_serves_only_llm_api_calls() -> None:
+    with ReplayEndpoint(lambda: None) as endpoint:
+        assert endpoint._server.server_address[0] == "127.0.0.1"
+        for path in ("/", "/openai/v1/models", "/anthropic/v1/messages", "/other/v1/chat/completions"):
+            request = urllib.request.Request(f"http://127.0.0.1:{endpoint.port}{path}", data=b"{}",
+                                             method="POST")
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=5)
+            assert refused.value.code == 404
+            assert "serves only the LLM API calls" in json.loads(refused.value.read())["error"]["message"]
+        assert endpoint.requests == 0
