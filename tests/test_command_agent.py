@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sdk_support import LATE, SdkProject
@@ -111,3 +112,55 @@ def test_the_endpoint_listens_on_loopback_and_serves_only_llm_api_calls() -> Non
             assert refused.value.code == 404
             assert "serves only the LLM API calls" in json.loads(refused.value.read())["error"]["message"]
         assert endpoint.requests == 0
+
+
+def _serve(project: SdkProject, *args: str, env: dict[str, str] | None = None) -> tuple[Any, dict[str, str]]:
+    import os
+    import subprocess
+
+    from sdk_support import PROVIDER_VARIABLES
+
+    clean = {k: v for k, v in os.environ.items() if k not in PROVIDER_VARIABLES}
+    clean.update(env or {})
+    process = subprocess.Popen([sys.executable, "-m", "harness", "--project", str(project.root), "serve",
+                                "triage/acme/late-order", *args], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=clean)
+    assert process.stdout is not None
+    urls: dict[str, str] = {}
+    for line in process.stdout:
+        if line.startswith("serving "):
+            break
+        name, _, value = line.strip().partition("=")
+        urls[name] = value
+    return process, urls
+
+
+def _ask(urls: dict[str, str], text: str) -> Any:
+    from openai import OpenAI
+
+    client = OpenAI(base_url=urls["OPENAI_BASE_URL"], api_key="anything", max_retries=0)
+    return client.chat.completions.create(model="gpt-4o-mini", messages=[{"role": "user", "content": text}])
+
+
+def test_harness_serve_records_then_replays_one_iteration_for_any_client(tmp_path: Path,
+                                                                         fake: WireFake) -> None:
+    import signal
+
+    project = command_project(tmp_path, [sys.executable, "agent_cli.py"], "agent_cli.py", PYTHON_COMMAND)
+    process, urls = _serve(project, "--record-missing", env=fake.env())
+    recorded = _ask(urls, LATE).choices[0].message.content
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, out + err
+    assert "1 exchange(s) answered, 0 failed" in out and len(project.entries()) == 1
+    fake.stop()
+    process, urls = _serve(project)
+    assert _ask(urls, LATE).choices[0].message.content == recorded  # the same bytes, offline
+    from openai import BadRequestError
+
+    with pytest.raises(BadRequestError, match="harness: eval-cache-miss: triage/acme/late-order iteration 0 has no cache"):
+        _ask(urls, "Something never recorded")
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "1 exchange(s) answered, 1 failed" in out and "expected entry: eval-cache/cache/" in out

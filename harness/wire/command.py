@@ -37,7 +37,7 @@ class AgentCommandFailed(HarnessError):
 def run_command_agent(agent: Agent, view: ScenarioInput, wire: WireBinding) -> str:
     """Run the agent's command for one iteration; returns its stdout (its answer)."""
     scenario = json.dumps(dataclasses.asdict(view), ensure_ascii=False)
-    with ReplayEndpoint(lambda: wire, upstreams=_upstreams(agent)) as endpoint:
+    with ReplayEndpoint(lambda: wire, upstreams=upstreams_of(agent)) as endpoint:
         env = {**os.environ, **endpoint.base_urls, "HARNESS_SCENARIO": scenario,
                **dict.fromkeys(KEY_VARIABLES, PLACEHOLDER)}
         try:
@@ -57,7 +57,7 @@ def run_command_agent(agent: Agent, view: ScenarioInput, wire: WireBinding) -> s
     return done.stdout.strip()
 
 
-def _upstreams(agent: Agent) -> dict[str, str]:
+def upstreams_of(agent: Agent) -> dict[str, str]:
     """Where a paid recording forwards: agent.yaml's base_url for its provider, else the
     harness's own environment (``OPENAI_BASE_URL``...), else the official endpoints."""
     found: dict[str, str] = {}

@@ -22,6 +22,7 @@ from typing import Any
 
 from harness.wire.binding import Pending, WireBinding
 from harness.wire.exchange import WireAnswer, WireRequest, api_of
+from harness.wire.placeholder import PLACEHOLDER
 
 #: The official endpoints a paid recording forwards to when agent.yaml names none.
 UPSTREAMS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
@@ -84,7 +85,7 @@ class ReplayEndpoint:
         self.requests += 1
         upstream = self.upstreams[family or "openai"].rstrip("/")
         url = upstream + _upstream_path(upstream, tail)
-        wire = WireRequest(method, url, tail, "127.0.0.1", tuple((k.lower(), v) for k, v in headers), body)
+        wire = WireRequest(method, url, tail, "127.0.0.1", _own_auth(headers), body)
         found = binding.begin(api, wire)
         if not isinstance(found, Pending):
             return found
@@ -106,6 +107,20 @@ class ReplayEndpoint:
             return WireAnswer(response.status_code,
                               tuple((k.lower(), v) for k, v in response.headers.multi_items()),
                               response.content)
+
+
+def _own_auth(headers: list[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    """The request's headers with whatever key the client sent replaced by the placeholder: the
+    endpoint, not its client, holds the credentials (a paid recording puts the real key in)."""
+    owned: list[tuple[str, str]] = []
+    for name, value in headers:
+        name = name.lower()
+        if name == "authorization":
+            value = f"Bearer {PLACEHOLDER}"
+        elif name in ("x-api-key", "api-key"):
+            value = PLACEHOLDER
+        owned.append((name, value))
+    return tuple(owned)
 
 
 def _upstream_path(upstream: str, tail: str) -> str:
