@@ -114,8 +114,17 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
 def _with_exchanges(output: AgentOutput, wire: WireBinding) -> AgentOutput:
     """The agent's tool calls and declared tools, from its wire exchanges."""
     tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
+    turns = tuple(_turn(exchange.api, exchange.response) for exchange in wire.exchanges)
     return replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
-                   wire_tools=tuple(tools.values()))
+                   wire_tools=tuple(tools.values()), loop_messages=turns)
+
+
+def _turn(api: str, response: ChatResponse) -> JsonObject:
+    """One model answer of a wire exchange, as the transcript of reports shows it."""
+    turn: JsonObject = {"role": "assistant", "api": api, "content": response.content}
+    if response.tool_calls:
+        turn["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]
+    return turn
 
 
 def takes_client(function: Callable[..., Any]) -> bool:

@@ -76,7 +76,8 @@ def _datasets(root: Path) -> None:
                 "input": text, "expect": [{"tool_called": "lookup_order"}, {"contains": "shipping"}]}))
 
 
-def _run(venv: Venv, command: list[str], cwd: Path, extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(venv: Venv, command: list[str], cwd: Path,
+         extra: dict[str, str]) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in venv.env().items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
     env.update(extra)
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300,

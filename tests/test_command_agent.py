@@ -114,7 +114,8 @@ def test_the_endpoint_listens_on_loopback_and_serves_only_llm_api_calls() -> Non
         assert endpoint.requests == 0
 
 
-def _serve(project: SdkProject, *args: str, env: dict[str, str] | None = None) -> tuple[Any, dict[str, str]]:
+def _serve(project: SdkProject, *args: str,
+           env: dict[str, str] | None = None) -> tuple[Any, dict[str, str]]:
     import os
     import subprocess
 
@@ -158,7 +159,8 @@ def test_harness_serve_records_then_replays_one_iteration_for_any_client(tmp_pat
     assert _ask(urls, LATE).choices[0].message.content == recorded  # the same bytes, offline
     from openai import BadRequestError
 
-    with pytest.raises(BadRequestError, match="harness: eval-cache-miss: triage/acme/late-order iteration 0 has no cache"):
+    miss = "harness: eval-cache-miss: triage/acme/late-order iteration 0 has no cache"
+    with pytest.raises(BadRequestError, match=miss):
         _ask(urls, "Something never recorded")
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)

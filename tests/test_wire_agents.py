@@ -175,3 +175,34 @@ def test_a_request_off_this_machine_is_refused_offline_without_a_socket(tmp_path
     assert replay.code == 1
     assert "the offline run refused GET http://crm.example.invalid/customers/1" in replay.out
     assert "SOCKET_EVENTS []" in replay.out
+
+
+REPEATING = '''
+from openai import OpenAI
+
+
+def triage(scenario):
+    """Asks the same question twice (a poll, a retried question): two identical requests."""
+    client = OpenAI()
+    asked = [{"role": "user", "content": scenario.input}]
+    first = client.chat.completions.create(model="gpt-4o-mini", messages=asked)
+    second = client.chat.completions.create(model="gpt-4o-mini", messages=asked)
+    return first.choices[0].message.content + " / " + second.choices[0].message.content
+'''
+
+
+def test_identical_requests_in_one_iteration_get_their_answers_in_recorded_order(tmp_path: Path) -> None:
+    answers = iter(["first answer", "second answer", "third", "fourth"])
+    with WireFake(brain=lambda api, request: next(answers)) as counting:
+        project = SdkProject(tmp_path, "openai_tools", output="text", tools=False)
+        (project.root / "openai_tools.py").write_text(REPEATING, encoding="utf-8")
+        project.write("eval-datasets/triage/acme/late-order.yaml", {
+            "type": "positive", "description": "Two identical questions.", "input": LATE,
+            "expect": [{"equals": "first answer / second answer"}]})
+        (project.root / "eval-datasets/triage/globex/late-order.yaml").unlink()
+        recorded = project.harness("run", "--record-missing", env=counting.env())
+        assert recorded.code == 0, recorded.out + recorded.err
+    repeats = sorted(e["request"].get("repeat", 0) for e in project.entries())
+    assert repeats == [0, 1]
+    replay = project.harness("run")
+    assert replay.code == 0, replay.out
