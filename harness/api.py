@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from harness.refresh.interrupt import RunInterrupted
     from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
+    from harness.wire.binding import WireBinding
 
 #: offline: cache or fail. refresh: re-record every selected call. record-missing: only misses.
 Mode = Literal["offline", "refresh", "record-missing"]
@@ -101,6 +102,12 @@ class EvalSession:
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
         _check_recording_options(self.options)
+        if self.options.batch:
+            wire_agents = sorted({s.agent for s in self.scenarios if self.dataset.agents[s.agent].entrypoint})
+            if wire_agents:
+                raise ConfigError(f"--batch: agent(s) {', '.join(wire_agents)} call their model through "
+                                  "their own code (entrypoint), which a batch round cannot answer; "
+                                  "record them without --batch (select the others with --agent)")
         self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                        self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
@@ -143,6 +150,8 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
+        wire = (self._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+                if agent.entrypoint else None)
         with self._lock:  # a --batch run executes an iteration once per round: count it once
             first = (scenario.id, iteration) not in self._started
             self._started.add((scenario.id, iteration))
@@ -151,7 +160,8 @@ class EvalSession:
         started = time.perf_counter()
         try:
             result, output = run_iteration(agent, scenario, iteration, request, client,
-                                           request_digest(request))
+                                           request_digest(request), wire,
+                                           self.dataset.tenant_params(scenario))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result)  # no model call
             result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
@@ -347,21 +357,63 @@ def run_iteration(
     request: dict[str, object],
     client: BoundClient,
     digest: str,
+    wire: WireBinding | None = None,
+    tenant_params: dict[str, object] | None = None,
 ) -> tuple[IterationResult, AgentOutput | None]:
-    """Run and assert one iteration; the output (None on a miss or error) feeds the judges."""
+    """Run and assert one iteration; the output (None on a miss or error) feeds the judges.
+
+    A cache failure of a wire exchange is the iteration's verdict even when the
+    agent caught the SDK's exception; an exception the agent raised is an
+    ``error`` with its type, message and a short traceback, and the run goes on.
+    """
+    def failed(status: str, message: str) -> tuple[IterationResult, None]:
+        return IterationResult(scenario, iteration, status, message=message,  # type: ignore[arg-type]
+                               calls=tuple(client.calls), request_digest=digest), None
+
     try:
-        output = run_agent(agent, request, client, scenario)
+        output = run_agent(agent, request, client, scenario, wire, iteration=iteration,
+                           tenant_params=tenant_params)
     except CacheError as exc:
-        return IterationResult(scenario, iteration, exc.status, message=str(exc),  # type: ignore[arg-type]
-                               calls=tuple(client.calls), request_digest=digest), None
+        return failed(exc.status, str(exc))
     except HarnessError as exc:
-        return IterationResult(scenario, iteration, "error", message=str(exc),
-                               calls=tuple(client.calls), request_digest=digest), None
+        return failed(*_wire_failure(wire) or ("error", str(exc)))
+    except Exception as exc:  # the agent's own code raised: a verdict, never a crash of the run
+        return failed(*_wire_failure(wire) or ("error", agent_error(agent, exc)))
+    if (found := _wire_failure(wire)) is not None:
+        return failed(*found)
     verdicts = tuple(answer_verdicts(agent, scenario, output))
     calls = tuple(client.calls)
     status, message = answer_status(scenario, verdicts)
     return IterationResult(scenario, iteration, status, verdicts, message, calls, output.response,
                            digest), output
+
+
+def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:
+    """The verdict the wire exchanges impose: the first cache failure, else a refused request."""
+    if wire is None:
+        return None
+    if wire.failures:
+        first = wire.failures[0]
+        more = f"\n  ({len(wire.failures) - 1} more failed exchange(s) in this iteration)" \
+            if len(wire.failures) > 1 else ""
+        return first.status, f"{first}{more}"
+    if wire.errors:
+        return "error", "\n".join(wire.errors)
+    return None
+
+
+def agent_error(agent: Agent, exc: BaseException) -> str:
+    """An exception an agent raised: its type, message and the last frames of its traceback."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)[-_TRACEBACK_FRAMES:]
+    shown = "".join(traceback.format_list(frames)).rstrip()
+    return (f"agent {agent.name} raised {type(exc).__name__}: {exc}\n"
+            f"  traceback (most recent call last, {len(frames)} frame(s)):\n{shown}")
+
+
+#: Frames of an agent's traceback kept in its iteration record.
+_TRACEBACK_FRAMES = 4
 
 
 def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult

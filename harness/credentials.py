@@ -22,6 +22,7 @@ from pathlib import Path
 from harness.clients.base import credential_variable
 from harness.entities import Agent
 from harness.errors import ConfigError, CredentialsMissing
+from harness.wire.placeholder import PLACEHOLDER
 
 DEFAULT_BASE_URLS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
 BASE_URL_VARIABLES = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
@@ -104,7 +105,7 @@ def resolve_credentials(
     variable = credential_variable(provider, endpoint.get("api_key_env"))
     from_file = read_env_file(credentials_file)
     shown = shown_file or (str(credentials_file) if credentials_file else "")
-    if environ.get(variable):
+    if environ.get(variable) and environ[variable] != PLACEHOLDER:  # a placeholder is no key
         key, key_source = environ[variable], "the environment"
     elif from_file.get(variable):
         key, key_source = from_file[variable], shown

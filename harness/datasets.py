@@ -234,8 +234,21 @@ class _Loader:
         rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
                                         data.get("tools") or [], file, "agent")
         self.problems.extend(problems)
-        prompt_file = self._inside(file, "system_prompt", agent_dir / data["system_prompt"])
-        prompt = self._read_prompt(file, prompt_file)
+        entrypoint = data.get("entrypoint", "")
+        if not entrypoint:  # a declared agent is its prompt, provider and model
+            for needed in ("provider", "model", "system_prompt"):
+                if needed not in data:
+                    self.problems.append(Problem(
+                        file, needed, "is required for a declared agent",
+                        f"add {needed}, or give an entrypoint (a Python agent needs none of "
+                        "provider, model and system_prompt)"))
+            if any(needed not in data for needed in ("provider", "model", "system_prompt")):
+                return None
+        prompt_file: Path | None = None
+        prompt: str | None = ""
+        if "system_prompt" in data:
+            prompt_file = self._inside(file, "system_prompt", agent_dir / data["system_prompt"])
+            prompt = self._read_prompt(file, prompt_file)
         schema = None
         if "output_schema" in data:
             schema = self._read_output_schema(file, agent_dir / data["output_schema"])
@@ -244,13 +257,13 @@ class _Loader:
             script = self._inside(file, "script", agent_dir / data["script"])
             if script is not None and not script.is_file():
                 self.problems.append(Problem(file, "script", f"file {data['script']} not found"))
-        if prompt is None or prompt_file is None:
+        if prompt is None or ("system_prompt" in data and prompt_file is None):
             return None
         return Agent(
             name=agent_dir.name,
             directory=agent_dir,
-            provider=data["provider"],
-            model=data["model"],
+            provider=data.get("provider", ""),
+            model=data.get("model", ""),
             system_prompt=prompt,
             system_prompt_file=prompt_file,
             options=dict(data.get("options", {})),
@@ -265,7 +278,7 @@ class _Loader:
             rubric=rubric,
             decision_path=data.get("decision_path", "decision"),
             max_tool_rounds=data.get("max_tool_rounds", 4),
-            entrypoint=self._entrypoint(file, data.get("entrypoint", "")),
+            entrypoint=self._entrypoint(file, entrypoint),
             tool_schema=data.get("tool_schema", True),
         )
 

@@ -44,7 +44,8 @@ class Agent:
     model: str
     system_prompt: str
     """Prompt text with line endings normalised to ``\\n`` (template, not yet rendered)."""
-    system_prompt_file: Path
+    system_prompt_file: Path | None
+    """None for a Python or command agent that declares no prompt (its own code holds it)."""
     options: JsonObject
     """Answer-changing options (temperature, max_tokens, seed, response_format...)."""
     tools: tuple[JsonObject, ...]
@@ -208,6 +209,9 @@ class AgentOutput:
     """Every response of a tool loop, in order (empty for a single call)."""
     loop_messages: tuple[JsonObject, ...] = ()
     """The assistant tool calls and scripted tool results the loop added to the conversation."""
+    wire_tools: tuple[JsonObject, ...] | None = None
+    """The tools an SDK agent declared in its own requests (``name``, ``description``,
+    ``parameters``), which its tool calls are checked against; None for a declared agent."""
 
     @property
     def tool_calls(self) -> tuple[ToolCall, ...]:
@@ -215,3 +219,28 @@ class AgentOutput:
         if not self.steps:
             return self.response.tool_calls
         return tuple(call for step in self.steps for call in step.tool_calls)
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioInput:
+    """What a Python agent that takes just the scenario receives: plain values, no harness client.
+
+    Its SDK calls are answered at the wire (:mod:`harness.wire`), so the agent is
+    the team's production code, unchanged.
+    """
+
+    id: str
+    agent: str
+    tenant: str
+    name: str
+    iteration: int
+    input: str | None
+    """The text of the last user turn (``None`` when the scenario has none)."""
+    messages: tuple[JsonObject, ...]
+    """The conversation after the (declared, rendered) system prompt: ``{"role", "content"}`` turns."""
+    params: JsonObject
+    """Agent, tenant and scenario params merged (the scenario wins)."""
+    tenant_params: JsonObject
+    context: str | None = None
+    type: str = ""
+    tags: tuple[str, ...] = ()

@@ -11,22 +11,31 @@ gets its own cache entry under the iteration, keyed by everything before it.
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import inspect
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from harness.clients.caching import BoundClient
-from harness.entities import Agent, AgentOutput, ChatResponse, JsonObject, Scenario
+from harness.entities import Agent, AgentOutput, ChatResponse, JsonObject, Scenario, ScenarioInput
+from harness.request import merged_params
+from harness.wire.answers import answer_response
+
+if TYPE_CHECKING:
+    from harness.wire.binding import WireBinding
 
 _NO_RESULT = object()
 
 
-#: The signature of a Python agent: it gets the bound chat client, the canonical request
-#: built from agent.yaml and the scenario, and returns its final response (or its text).
-PythonAgent = Callable[[BoundClient, JsonObject, Scenario], "ChatResponse | str"]
+#: A Python agent: ``(scenario_input)`` (its SDK calls answered at the wire) or the older
+#: ``(client, request, scenario)`` driving the harness's client; it returns its answer.
+PythonAgent = Callable[..., Any]
 
 
 def load_entrypoint(entrypoint: str, root: Path) -> PythonAgent:
@@ -36,24 +45,88 @@ def load_entrypoint(entrypoint: str, root: Path) -> PythonAgent:
         raise ValueError("expected module:function")
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    from harness.wire.placeholder import install_placeholders
+
+    install_placeholders()  # an SDK client built at import time constructs with no real key
     target = getattr(importlib.import_module(module_name), function)
     if not callable(target):
         raise ValueError(f"{entrypoint} is not callable")
     return cast(PythonAgent, target)
 
 
-def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: Scenario) -> AgentOutput:
+def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: Scenario,
+              wire: WireBinding | None = None, *, iteration: int = 0,
+              tenant_params: JsonObject | None = None) -> AgentOutput:
     """Run a Python agent (``entrypoint``) or a declared one, and parse its final answer.
 
-    A Python agent calls ``client.complete(request)`` as often as it needs; every
-    call is keyed and cached like a declared agent's, so it replays offline too.
+    A Python agent that takes ``(client, request, scenario)`` calls
+    ``client.complete(request)`` as often as it needs. One that takes just the
+    scenario gets a :class:`~harness.entities.ScenarioInput` and calls its model
+    through the official SDKs as in production; ``wire`` answers those calls from
+    the cache (:mod:`harness.wire`). Either way every call is keyed and cached, and
+    the tool calls of the wire exchanges are the agent's tool calls.
     """
     if not agent.entrypoint:
         return run_declared_agent(agent, request, client, scenario)
     function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent)
-    answer = function(client, request, scenario)
-    response = answer if isinstance(answer, ChatResponse) else ChatResponse(content=str(answer))
-    return parse_output(agent, response)
+    with _bound(wire):
+        if takes_client(function):
+            answer: Any = function(client, request, scenario)
+        else:
+            view = scenario_input(agent, scenario, iteration, request, tenant_params or {})
+            answer = call_agent(cast(Callable[[ScenarioInput], Any], function), view)
+    output = parse_output(agent, answer_response(answer), answer)
+    if wire is not None and (wire.exchanges or not takes_client(function)):
+        tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
+        output = replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
+                         wire_tools=tuple(tools.values()))
+    return output
+
+
+def takes_client(function: Callable[..., Any]) -> bool:
+    """Whether an entrypoint is the older kind, ``(client, request, scenario)``."""
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 3 or (bool(positional) and positional[0].name == "client")
+
+
+def call_agent(function: Callable[[ScenarioInput], Any], view: ScenarioInput) -> Any:
+    """Call a scenario-only agent; an ``async def`` one runs to completion on its own event loop."""
+    answer = function(view)
+    if inspect.isawaitable(answer):
+        return asyncio.run(_awaited(answer))
+    return answer
+
+
+async def _awaited(awaitable: Any) -> Any:
+    return await awaitable
+
+
+def scenario_input(agent: Agent, scenario: Scenario, iteration: int, request: JsonObject,
+                   tenant_params: JsonObject) -> ScenarioInput:
+    """The plain view of a scenario a Python agent receives (templates rendered)."""
+    messages = tuple(dict(m) for m in request["messages"]
+                     if not (m.get("role") == "system" and not m.get("content")))
+    users = [m for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
+    return ScenarioInput(
+        id=scenario.id, agent=scenario.agent, tenant=scenario.tenant, name=scenario.name,
+        iteration=iteration, input=users[-1]["content"] if users else None, messages=messages,
+        params=merged_params(agent, tenant_params, scenario), tenant_params=dict(tenant_params),
+        context=scenario.context, type=scenario.type, tags=scenario.tags)
+
+
+@contextmanager
+def _bound(wire: WireBinding | None) -> Iterator[None]:
+    if wire is None:
+        yield
+        return
+    from harness.wire.intercept import bound
+
+    with bound(wire):
+        yield
 
 
 def run_declared_agent(
@@ -115,11 +188,17 @@ def _as_text(result: Any) -> str:
                                                               sort_keys=True)
 
 
-def parse_output(agent: Agent, response: ChatResponse) -> AgentOutput:
-    """Decode a JSON output; a parse failure is recorded, not raised (assertions reject it)."""
+def parse_output(agent: Agent, response: ChatResponse, answer: Any = None) -> AgentOutput:
+    """Decode a JSON output; a parse failure is recorded, not raised (assertions reject it).
+
+    ``answer`` is a Python agent's own return value: a dict or list it returned is
+    the parsed output as it is.
+    """
     text = response.content or ""
     if agent.output != "json":
         return AgentOutput(response=response, text=text, parsed=None)
+    if isinstance(answer, dict | list):
+        return AgentOutput(response=response, text=text, parsed=answer)
     try:
         parsed = json.loads(_strip_fence(text))
     except json.JSONDecodeError as exc:

@@ -21,7 +21,8 @@ def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> li
     """The scenario's ``expect`` verdicts in order, then ``tool_schema`` when tools were called."""
     verdicts = evaluate(scenario.expect, output, output_kind=agent.output,
                         output_schema=agent.output_schema)
-    schema = tool_schema_verdict(agent.tools, agent.tool_schema, output)
+    tools = output.wire_tools if output.wire_tools is not None else agent.tools  # an SDK agent's own
+    schema = tool_schema_verdict(tools, agent.tool_schema, output)
     if schema is not None:
         verdicts.append(schema)
     return verdicts

@@ -26,6 +26,7 @@ from harness.clock import utc_now as utc_now  # re-exported: the one clock (harn
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import CacheCorrupt, CacheExpired
 from harness.key import CACHE_FORMAT_VERSION, compute_key, short_key
+from harness.wire.exchange import WireAnswer
 
 __all__ = ["CacheStore", "Entry", "EntryAbsent", "format_time", "parse_time", "read_file",
            "response_from_json", "response_to_json", "utc_now"]
@@ -43,6 +44,8 @@ class Entry:
     response: ChatResponse
     provenance: JsonObject | None = None
     """Where the answer came from (None: recorded by a version that did not say)."""
+    wire: WireAnswer | None = None
+    """A wire entry's answer exactly as recorded (status, stored headers, body bytes)."""
 
     @property
     def path(self) -> Path:
@@ -141,8 +144,13 @@ class CacheStore:
                 f"on {format_time(found.expires)} (recorded {format_time(found.created)}); it is kept "
                 "as it is.")
         recorded = (found.meta or {}).get("provenance")
+        wire = (found.meta or {}).get("wire")
+        answer = None
+        if isinstance(wire, dict) and found.payload is not None:
+            answer = WireAnswer(int(wire["status"]), tuple(sorted(
+                (str(k), str(v)) for k, v in wire["headers"].items())), found.payload)
         return Entry(folder, key, found.created, found.expires, found.response,
-                     recorded if isinstance(recorded, dict) else None)
+                     recorded if isinstance(recorded, dict) else None, answer)
 
     def write(self, call: ChatCall, key: str, response: ChatResponse, now: datetime,
               provenance: JsonObject | None = None) -> Path:
@@ -151,8 +159,18 @@ class CacheStore:
         ``provenance`` (see :mod:`harness.clients.provenance`) is stored in entry.json
         beside the key, never in it.
         """
+        return self._write(call, key, json_bytes(response_to_json(response)), now, provenance)
+
+    def write_exchange(self, call: ChatCall, key: str, api: str, answer: WireAnswer, now: datetime,
+                       provenance: JsonObject | None = None) -> Path:
+        """Materialise a wire entry: ``contents.data`` holds the answer's body bytes exactly (a
+        streamed answer as its event stream), ``entry.json`` its API, status and stored headers."""
+        wire = {"api": api, "status": answer.status, "headers": dict(answer.headers)}
+        return self._write(call, key, answer.body, now, provenance, wire)
+
+    def _write(self, call: ChatCall, key: str, payload: bytes, now: datetime,
+               provenance: JsonObject | None, wire: JsonObject | None = None) -> Path:
         final = self.path_for(call, key)
-        payload = json_bytes(response_to_json(response))
         meta: JsonObject = {
             "format_version": CACHE_FORMAT_VERSION,
             "harness_version": __version__,
@@ -170,6 +188,8 @@ class CacheStore:
             meta["purpose"] = call.purpose
         if provenance is not None:
             meta["provenance"] = provenance
+        if wire is not None:
+            meta["wire"] = wire
         write_folder(final, {CONTENTS_FILE: payload, ENTRY_FILE: json_bytes(meta)},
                      on_step=self.on_write_step)
         with self._lock:

@@ -47,6 +47,8 @@ class VerifiedEntry:
     created: datetime | None
     expires: datetime | None
     problems: tuple[str, ...]
+    payload: bytes | None = None
+    """The bytes of ``contents.data`` (a wire entry replays them exactly)."""
 
     @property
     def key(self) -> str | None:
@@ -139,12 +141,31 @@ def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: st
             problems.append("contents.data bytes do not match contents_sha256 in entry.json (edited by "
                             "hand, or line endings converted by git: check .gitattributes)")
     response = None
-    if payload is not None:
+    wire = meta.get("wire") if meta is not None else None
+    if payload is not None and wire is not None:
+        response = _wire_response(wire, payload, problems)
+    elif payload is not None:
         try:
             response = response_from_json(load_json(payload))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             problems.append(f"contents.data does not decode as a response ({exc!r})")
-    return VerifiedEntry(False, meta, response, created, expires, tuple(problems))
+    return VerifiedEntry(False, meta, response, created, expires, tuple(problems), payload)
+
+
+def _wire_response(wire: Any, payload: bytes, problems: list[str]) -> ChatResponse | None:
+    """The provider-neutral view of a wire entry's body (its assertions and reports read it)."""
+    from harness.wire.codecs import WireDecodeError, decode_answer
+    from harness.wire.exchange import APIS
+
+    if not isinstance(wire, dict) or wire.get("api") not in APIS or not isinstance(wire.get("status"), int) \
+            or not isinstance(wire.get("headers"), dict):
+        problems.append("entry.json has no valid 'wire' object (api, status, headers)")
+        return None
+    try:
+        return decode_answer(wire["api"], payload, content_type=str(wire["headers"].get("content-type", "")))
+    except WireDecodeError as exc:
+        problems.append(f"contents.data does not decode as a {wire['api']} answer ({exc})")
+        return None
 
 
 _MISSING_META = "entry.json is missing"

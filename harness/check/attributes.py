@@ -50,7 +50,8 @@ def _prompt_files(ctx: CheckContext) -> list[Path]:
     """System prompt files, which may live outside the datasets folder."""
     if ctx.dataset is None:
         return []
-    return [a.system_prompt_file for a in ctx.dataset.agents.values() if a.system_prompt_file.is_file()]
+    return [a.system_prompt_file for a in ctx.dataset.agents.values()
+            if a.system_prompt_file is not None and a.system_prompt_file.is_file()]
 
 
 def _check_attr(ctx: CheckContext, paths: list[str]) -> dict[str, dict[str, str]]:

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from harness.refresh.batch import BatchQueue, BatchRecorder
     from harness.refresh.journal import Journal
     from harness.refresh.ratelimit import RateLimiter
+    from harness.wire.binding import WireMode, WireRecorder
 
 
 class ClientFactory:
@@ -56,6 +57,7 @@ class ClientFactory:
         self._limiters: dict[str, RateLimiter] = {}
         self.run_id = run_id
         self._batch_queue: BatchQueue | None = None
+        self._wire: dict[str, WireRecorder] = {}
 
     @property
     def journal(self) -> Journal | None:
@@ -68,7 +70,8 @@ class ClientFactory:
 
     @property
     def wrote_entries(self) -> bool:
-        return any(client.written for client in self._clients.values())
+        return any(client.written for client in self._clients.values()) or any(
+            recorder.written for recorder in self._wire.values())
 
     def prepare(self, agents: Iterable[Agent]) -> None:
         """Build the client of every agent now, so missing credentials fail before any call."""
@@ -87,6 +90,35 @@ class ClientFactory:
                                        rerecord=Rerecord.of(agent, self.options.iterations))
                 self._clients[agent.name] = client
             return client
+
+    def wire_for(self, agent: Agent) -> WireRecorder:
+        """What answers the wire exchanges of ``agent``'s SDK calls (:mod:`harness.wire`)."""
+        from harness.wire.binding import WireRecorder
+
+        with self._lock:
+            recorder = self._wire.get(agent.name)
+            if recorder is None:
+                caching = self.for_agent(agent)
+                inner = caching.inner
+                mode: WireMode = "offline" if isinstance(inner, OfflineClient) else (
+                    "scripted" if isinstance(inner, ScriptedClient) else "paid")
+                recorder = WireRecorder(
+                    mode, self.store, refresh=self.options.mode == "refresh", clock=self.clock,
+                    offline=inner if isinstance(inner, OfflineClient) else None,
+                    script=inner if isinstance(inner, ScriptedClient) else None,
+                    resolve_key=self._wire_key if mode == "paid" else None,
+                    ledger=caching.ledger, rerecord=caching.rerecord)
+                self._wire[agent.name] = recorder
+            return recorder
+
+    def _wire_key(self, family: str) -> str:
+        """The real key of a provider family, for a paid wire recording (environment, then file)."""
+        from harness.credentials import resolve_credentials
+
+        return resolve_credentials(
+            family, credentials_file=self.config.credentials_file,
+            shown_file=(self.config.relative(self.config.credentials_file)
+                        if self.config.credentials_file else None)).api_key
 
     def settle(self, *, complete: bool) -> None:
         """After the run: forget journaled answers if every call was answered; close handles."""
@@ -177,7 +209,8 @@ class ClientFactory:
             return ScriptedClient.from_file(agent.provider, agent.model, agent.script_file)
         from harness.providers import RoutingClient
 
-        client = RoutingClient(self._provider(agent), lambda name: self._provider(agent, name))
+        primary = self._provider(agent) if agent.provider else None  # a wire-only agent has none
+        client = RoutingClient(primary, lambda name: self._provider(agent, name))
         judge_provider = agent.judge.get("provider")
         if isinstance(judge_provider, str) and judge_provider:
             client.prepare(judge_provider)  # the default judge's key is checked up front too

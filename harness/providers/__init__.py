@@ -118,10 +118,12 @@ def endpoint_kind(host: str, *, azure: bool = False) -> str:
 class RoutingClient:
     """An agent's recording client: its own provider, plus any other one a judge call names."""
 
-    def __init__(self, primary: ChatClient, make: Callable[[str], ChatClient]) -> None:
-        self.provider = primary.provider
-        self.model = primary.model
-        self._clients = {primary.provider: primary}
+    def __init__(self, primary: ChatClient | None, make: Callable[[str], ChatClient]) -> None:
+        """``primary`` is None for a Python agent that declares no provider (its own calls go
+        through the wire): only its judges' providers are built, on first use."""
+        self.provider = primary.provider if primary is not None else ""
+        self.model = primary.model if primary is not None else ""
+        self._clients = {primary.provider: primary} if primary is not None else {}
         self._make = make
         self._lock = threading.Lock()
 

@@ -1,0 +1,359 @@
+"""One scenario iteration's wire exchanges: answered from the cache, recorded, or refused.
+
+The interceptor (:mod:`harness.wire.intercept`) hands every LLM API request an
+agent's SDK sends to the binding of the iteration that is running. The binding
+keys it (:mod:`harness.wire.canonical`), and by the run's mode:
+
+- **offline**: answers from the committed entry, byte for byte. A miss (or an
+  expired or corrupt entry) is answered with an HTTP error the SDKs do not retry
+  (``400`` with ``x-should-retry: false``) *and* remembered, so the iteration
+  fails as ``missed`` with the full explanation even if the agent catches the
+  SDK's exception. Any request that is not an LLM API call is refused unless it
+  goes to a loopback address (a test service of the project's own): an offline
+  run opens no socket to the outside.
+- **scripted**: a miss (or every call, with ``--refresh-cache``) is answered by
+  the agent's script, encoded in the API's own wire format (streamed when the
+  request asks for a stream) and written as an entry: seeding is free.
+- **paid**: the SDK's own request is forwarded to the endpoint it was built
+  for, with the real key put in place of the placeholder; a 2xx answer is
+  written exactly (status, content type, body bytes) and the SDK gets it read
+  back from the entry, so recording gives the verdicts its replay will. A non-2xx
+  answer goes to the SDK unchanged (its own retries apply) and is never stored.
+
+Identical requests inside one iteration (a retried question, a poll) get their
+answers in recorded order: the n-th repeat is keyed with ``repeat: n``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from harness.cache.layout import entry_location
+from harness.cache.store import CacheStore, EntryAbsent
+from harness.clients.caching import CallRecord
+from harness.clients.offline import OfflineClient
+from harness.clients.scripted import ScriptedClient
+from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
+from harness.errors import CacheError, CacheMiss, HarnessError
+from harness.key import compute_key
+from harness.refresh.ledger import Ledger
+from harness.rerecord import Rerecord
+from harness.wire.canonical import WireRefused, canonical_request, declared_tools
+from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of, stored_headers
+from harness.wire.placeholder import with_real_key
+
+#: How a run answers wire requests (see the module docstring).
+WireMode = Literal["offline", "scripted", "paid"]
+#: Resolves the real API key of a provider family when a paid recording forwards a request.
+KeyResolver = Callable[[str], str]
+
+
+class NetworkRefused(Exception):
+    """An offline run refused a request that is no LLM API call and leaves the machine."""
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One answered LLM API exchange of an iteration, for assertions and reports."""
+
+    api: str
+    key: str
+    response: ChatResponse
+    """The provider-neutral view of the answer (text, tool calls, usage)."""
+    tools: tuple[JsonObject, ...] = ()
+    """The function tools the request declared (agent.yaml's shape)."""
+    request: JsonObject | None = None
+    """The canonical request (the transcript in reports)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    """A request that needs the real endpoint: the interceptor sends ``outgoing`` and calls
+    :meth:`WireBinding.finish` with what came back."""
+
+    api: str
+    call: ChatCall
+    key: str
+    outgoing: WireRequest
+    started: float
+
+
+@dataclass
+class WireRecorder:
+    """What answers the wire exchanges of one agent's iterations in this run."""
+
+    mode: WireMode
+    store: CacheStore
+    refresh: bool
+    clock: Callable[[], datetime]
+    offline: OfflineClient | None = None
+    """Builds the miss explanation (offline runs)."""
+    script: ScriptedClient | None = None
+    resolve_key: KeyResolver | None = None
+    ledger: Ledger | None = None
+    rerecord: Rerecord = field(default_factory=Rerecord)
+    written: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def bind(self, scenario_id: str, iteration: int, calls: list[CallRecord]) -> WireBinding:
+        """The binding of one scenario iteration; its call records go to ``calls``."""
+        return WireBinding(self, scenario_id, iteration, calls)
+
+
+class WireBinding:
+    """The wire exchanges of one scenario iteration (thread-safe: an agent may call concurrently)."""
+
+    def __init__(self, recorder: WireRecorder, scenario_id: str, iteration: int,
+                 calls: list[CallRecord]) -> None:
+        self.recorder = recorder
+        self.scenario_id = scenario_id
+        self.iteration = iteration
+        self.calls = calls
+        self.exchanges: list[Exchange] = []
+        self.failures: list[CacheError] = []
+        """Misses, expired and corrupt entries: the iteration's verdict, whatever the agent did."""
+        self.errors: list[str] = []
+        """Requests refused (not keyable, network offline) and paid calls that failed."""
+        self._repeats: dict[str, int] = {}
+        self._response_ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    # -- non-LLM requests -------------------------------------------------------------------
+
+    def check_passthrough(self, request: WireRequest) -> None:
+        """Let a request that is no LLM API call through, or refuse it (offline, off this machine)."""
+        if self.recorder.mode != "offline" or _loopback(request.host):
+            return
+        reason = (f"the offline run refused {request.method} {_clip(request.url)}: it is no LLM API "
+                  "call the cache answers, and an offline run opens no connection off this machine")
+        with self._lock:
+            self.errors.append(reason)
+        raise NetworkRefused(reason)
+
+    # -- LLM API requests -------------------------------------------------------------------
+
+    def begin(self, api: str, request: WireRequest) -> WireAnswer | Pending:
+        """The answer to an LLM API request, or what must be sent to get it (paid recording)."""
+        started = time.perf_counter()
+        recorder = self.recorder
+        with self._lock:
+            try:
+                model, canonical = canonical_request(api, request, self._response_ids)
+            except WireRefused as refused:
+                self.errors.append(str(refused))
+                return _error_answer(api, str(refused))
+            call = ChatCall(self.scenario_id, self.iteration, family_of(api), model, canonical)
+            base = compute_key(call)
+            repeat = self._repeats.get(base, 0)
+        if repeat:
+            call = ChatCall(call.scenario_id, call.iteration, call.provider, call.model,
+                            {**canonical, "repeat": repeat})
+        key = base if not repeat else compute_key(call)
+        if not recorder.refresh:
+            try:
+                entry = recorder.store.read(call, key, recorder.clock())
+            except EntryAbsent as absent:
+                if recorder.mode == "offline":
+                    return self._missed(api, call, key, started, absent.reason)
+            except CacheError as error:  # present but unusable: only a refresh replaces it
+                failure = error.with_hint(recorder.rerecord.command(self.scenario_id))
+                return self._failed(api, call, key, started, failure)
+            else:
+                if entry.wire is None:
+                    return self._failed(api, call, key, started, CacheMiss(
+                        f"{self.scenario_id} iteration {self.iteration}: the entry at {entry.folder} is "
+                        "no wire entry"))
+                if recorder.ledger is not None:
+                    recorder.ledger.from_cache()
+                self._answered(api, call, base, key, entry.response, entry.wire, CallRecord(
+                    key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
+                    provenance=entry.provenance))
+                return entry.wire
+        if recorder.mode == "scripted":
+            return self._scripted(api, call, base, key, started, request)
+        if recorder.mode == "offline":  # refresh is never offline; kept for the type checker
+            return self._missed(api, call, key, started, "offline")
+        assert recorder.resolve_key is not None
+        try:
+            outgoing = with_real_key(request, call.provider, recorder.resolve_key)
+        except HarnessError as exc:
+            with self._lock:
+                self.errors.append(str(exc))
+            return _error_answer(api, str(exc))
+        if recorder.ledger is not None:
+            recorder.ledger.call_started()
+        return Pending(api, call, key, outgoing, started)
+
+    def finish(self, pending: Pending, answer: WireAnswer) -> WireAnswer:
+        """Store a paid answer (2xx only) and return it read back from its entry."""
+        recorder = self.recorder
+        if not answer.ok:
+            if recorder.ledger is not None:
+                recorder.ledger.call_ended(None)
+            with self._lock:
+                self.calls.append(CallRecord(
+                    pending.key, False, _ms(pending.started),
+                    entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
+                    obtained="paid", attempts=1, failed=True))
+            return answer
+        stored = WireAnswer(answer.status, stored_headers(answer.headers), answer.body)
+        response = self._write(pending.api, pending.call, pending.key, stored, "paid", pending.started)
+        if recorder.ledger is not None:
+            recorder.ledger.call_ended("paid", input_tokens=response.usage.input_tokens,
+                                       output_tokens=response.usage.output_tokens)
+        return self._read_back(pending, response, "paid")
+
+    def failed_send(self, pending: Pending, problem: str) -> None:
+        """A paid send that raised (connection refused, timeout): counted, never stored."""
+        if self.recorder.ledger is not None:
+            self.recorder.ledger.call_ended(None)
+        with self._lock:
+            self.calls.append(CallRecord(
+                pending.key, False, _ms(pending.started),
+                entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
+                obtained="paid", attempts=1, failed=True))
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _scripted(self, api: str, call: ChatCall, base: str, key: str, started: float,
+                  request: WireRequest) -> WireAnswer:
+        from harness.wire.codecs import encode_answer
+
+        script = self.recorder.script
+        assert script is not None
+        body = json.loads(request.body.decode("utf-8"))
+        try:
+            response = script.complete(call)
+        except HarnessError as exc:
+            with self._lock:
+                self.errors.append(str(exc))
+            return _error_answer(api, str(exc))
+        encoded = encode_answer(api, response, request=body, seed=key)
+        answer = WireAnswer(encoded.status, tuple(sorted(
+            (k.lower(), v) for k, v in encoded.headers.items())), encoded.body)
+        decoded = self._write(api, call, key, stored_answer(answer), "scripted", started)
+        pending = Pending(api, call, key, request, started)
+        return self._read_back(pending, decoded, "scripted", base=base)
+
+    def _write(self, api: str, call: ChatCall, key: str, answer: WireAnswer, obtained: str,
+               started: float) -> ChatResponse:
+        from harness.wire.codecs import decode_answer
+
+        recorder = self.recorder
+        response = decode_answer(api, answer.body, content_type=answer.content_type)
+        provenance: JsonObject = {
+            "source": "scripted" if obtained == "scripted" else "provider",
+            "endpoint_kind": "scripted" if obtained == "scripted" else f"wire:{api}",
+            "obtained": obtained, "attempts": 0 if obtained == "scripted" else 1,
+            "latency_ms": None if obtained == "scripted" else _ms(started),
+            "input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
+        recorder.store.write_exchange(call, key, api, answer, recorder.clock(), provenance)
+        with recorder._lock:
+            recorder.written += 1
+        return response
+
+    def _read_back(self, pending: Pending, response: ChatResponse, obtained: str, *,
+                   base: str | None = None) -> WireAnswer:
+        recorder = self.recorder
+        entry = recorder.store.read(pending.call, pending.key, recorder.clock())
+        assert entry.wire is not None
+        usage = response.usage if obtained == "paid" else Usage()
+        base_key = base or _base_key(pending.call)
+        self._answered(pending.api, pending.call, base_key, pending.key, entry.response, entry.wire,
+                       CallRecord(
+            pending.key, False, _ms(pending.started),
+            entry_location(self.scenario_id, self.iteration, pending.key),
+            source="provider", usage=usage, obtained=obtained,
+            attempts=1 if obtained == "paid" else 0, provenance=entry.provenance))
+        return entry.wire
+
+    def _answered(self, api: str, call: ChatCall, base: str, key: str, response: ChatResponse,
+                  answer: WireAnswer, record: CallRecord) -> None:
+        with self._lock:
+            self._repeats[base] = self._repeats.get(base, 0) + 1
+            self.exchanges.append(Exchange(api, key, response, tuple(declared_tools(call.request)),
+                                           call.request))
+            if api == RESPONSES and (rid := _response_id(answer)):
+                self._response_ids[rid] = len(self.exchanges) - 1
+            self.calls.append(record)
+
+    def _missed(self, api: str, call: ChatCall, key: str, started: float, reason: str) -> WireAnswer:
+        offline = self.recorder.offline
+        assert offline is not None
+        try:
+            offline.complete(call)
+        except CacheMiss as miss:
+            return self._failed(api, call, key, started, miss, reason)
+        raise AssertionError("the offline client answered")  # pragma: no cover
+
+    def _failed(self, api: str, call: ChatCall, key: str, started: float, failure: CacheError,
+                reason: str = "") -> WireAnswer:
+        with self._lock:
+            self.failures.append(failure)
+            self.calls.append(CallRecord(key, False, _ms(started),
+                                         entry_location(self.scenario_id, self.iteration, key),
+                                         absent_reason=reason))
+        return _error_answer(api, str(failure).splitlines()[0])
+
+
+def stored_answer(answer: WireAnswer) -> WireAnswer:
+    """The part of an answer that is stored (volatile headers dropped)."""
+    return WireAnswer(answer.status, stored_headers(answer.headers), answer.body)
+
+
+def _base_key(call: ChatCall) -> str:
+    request = {k: v for k, v in call.request.items() if k != "repeat"}
+    return compute_key(ChatCall(call.scenario_id, call.iteration, call.provider, call.model, request))
+
+
+def _error_answer(api: str, message: str) -> WireAnswer:
+    """An answer every SDK raises on at once: 400, ``x-should-retry: false``, the API's error shape."""
+    if family_of(api) == "anthropic":
+        body: JsonObject = {"type": "error", "error": {"type": "invalid_request_error",
+                                                       "message": f"harness: {message}"}}
+    else:
+        body = {"error": {"message": f"harness: {message}", "type": "harness_refused",
+                          "code": "harness_refused", "param": None}}
+    return WireAnswer(400, (("content-type", "application/json"), ("x-should-retry", "false")),
+                      json.dumps(body).encode("utf-8"))
+
+
+def _response_id(answer: WireAnswer) -> str | None:
+    """The id a Responses API answer gave its response (JSON body, or the stream's first event)."""
+    text = answer.body.decode("utf-8", "replace")
+    candidates = [text] if not text.lstrip().startswith(("event:", "data:")) else [
+        line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            found = data.get("response", data) if "response" in data else data
+            if isinstance(found, dict) and isinstance(found.get("id"), str):
+                return str(found["id"])
+    return None
+
+
+def _loopback(host: str) -> bool:
+    if host in ("localhost", ""):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _clip(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

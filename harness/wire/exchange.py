@@ -1,0 +1,92 @@
+"""One wire exchange: the HTTP request an SDK sent and the bytes that answered it.
+
+These are the plain records between the interceptor (:mod:`harness.wire.intercept`,
+which speaks httpx) and the cache (:mod:`harness.wire.binding`, which speaks
+keys and entries), so neither needs the other's types. Which requests are LLM
+API calls is decided here, by method and path alone: the host never matters (a
+cache recorded against one base URL replays under any other).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+#: The wire APIs the harness keys and replays, by the path they are posted to.
+CHAT: Final = "openai.chat"
+RESPONSES: Final = "openai.responses"
+MESSAGES: Final = "anthropic.messages"
+EMBEDDINGS: Final = "openai.embeddings"
+APIS: Final = (CHAT, RESPONSES, MESSAGES, EMBEDDINGS)
+
+#: Path suffixes, most specific first (a base URL may carry any prefix: ``/v1``,
+#: ``/openai/deployments/x``, a proxy's own path).
+_SUFFIXES: Final = (("/chat/completions", CHAT), ("/responses", RESPONSES),
+                    ("/messages", MESSAGES), ("/embeddings", EMBEDDINGS))
+
+#: Request headers that change the answer and therefore enter the key; every other header
+#: (auth, user agent, ``x-stainless-*``, idempotency keys, retry counters) never does.
+KEYED_HEADERS: Final = ("anthropic-version", "anthropic-beta", "openai-beta")
+
+#: Answer headers stored with the body: what an SDK reads to parse it.
+STORED_HEADERS: Final = ("content-type",)
+
+
+def api_of(method: str, path: str) -> str | None:
+    """The wire API a request belongs to, or ``None`` when it is no LLM API call."""
+    if method.upper() != "POST":
+        return None
+    trimmed = path.split("?", 1)[0].rstrip("/")
+    for suffix, api in _SUFFIXES:
+        if trimmed.endswith(suffix):
+            return api
+    return None
+
+
+def family_of(api: str) -> str:
+    """The provider family an API belongs to: its name in keys, credentials and messages."""
+    return "anthropic" if api == MESSAGES else "openai"
+
+
+@dataclass(frozen=True, slots=True)
+class WireRequest:
+    """A request as the SDK built it (headers lower-cased, body as sent)."""
+
+    method: str
+    url: str
+    path: str
+    host: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    def header(self, name: str) -> str | None:
+        """The first value of a header, by lower-case name."""
+        for key, value in self.headers:
+            if key == name:
+                return value
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class WireAnswer:
+    """What answered a request: status, the stored headers, and the body bytes exactly."""
+
+    status: int
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+
+    @property
+    def content_type(self) -> str:
+        for key, value in self.headers:
+            if key == "content-type":
+                return value
+        return ""
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+
+def stored_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
+    """The answer headers worth storing (volatile request ids and dates are not)."""
+    return tuple((k, v) for k, v in headers if k in STORED_HEADERS)

@@ -1,0 +1,167 @@
+"""The interceptor: the transports of httpx (and httpx2) answer from the bound iteration.
+
+The official ``openai`` and ``anthropic`` SDKs (and through them LangChain,
+pydantic-ai, the OpenAI Agents SDK, litellm) send every request through an
+httpx transport: ``httpx.HTTPTransport.handle_request`` and
+``AsyncHTTPTransport.handle_async_request`` (current SDKs ship the same client
+as ``httpx2``). Patching those two methods on the classes, once, reaches every
+client, including one an agent built at import time, with no change to the
+agent. Outside a bound iteration the patched methods call the originals: code
+that runs under the harness but outside an iteration (and plain ``pytest``,
+which never imports this module) notices nothing.
+
+Which iteration is bound is a context variable (it follows ``asyncio`` tasks);
+a thread the agent starts itself does not inherit it, so when exactly one
+iteration is bound process-wide, that one answers.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import importlib
+import importlib.util
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from harness.wire.binding import NetworkRefused, Pending, WireBinding
+from harness.wire.exchange import WireAnswer, WireRequest, api_of
+
+#: The httpx distributions whose transports are patched, when installed.
+MODULES = ("httpx", "httpx2")
+
+_current: contextvars.ContextVar[WireBinding | None] = contextvars.ContextVar(
+    "harness_wire_binding", default=None)
+_active: list[WireBinding] = []
+_lock = threading.Lock()
+_patched: set[str] = set()
+
+
+@contextmanager
+def bound(binding: WireBinding) -> Iterator[WireBinding]:
+    """Answer the SDK requests of the code inside the block from ``binding``'s iteration."""
+    install()
+    token = _current.set(binding)
+    with _lock:
+        _active.append(binding)
+    try:
+        yield binding
+    finally:
+        _current.reset(token)
+        with _lock:
+            _active.remove(binding)
+
+
+def install() -> list[str]:
+    """Patch the transports of every installed httpx module (idempotent); returns their names."""
+    with _lock:
+        for name in MODULES:
+            if name in _patched or importlib.util.find_spec(name) is None:
+                continue
+            _patch(importlib.import_module(name))
+            _patched.add(name)
+        return sorted(_patched)
+
+
+def current() -> WireBinding | None:
+    """The binding that answers a request made here, if any."""
+    binding = _current.get()
+    if binding is not None:
+        return binding
+    with _lock:
+        return _active[0] if len(_active) == 1 else None
+
+
+def _patch(module: Any) -> None:
+    sync_original = module.HTTPTransport.handle_request
+    async_original = module.AsyncHTTPTransport.handle_async_request
+
+    def handle_request(self: Any, request: Any) -> Any:
+        binding = current()
+        if binding is None:
+            return sync_original(self, request)
+        wire = _wire_request(request)
+        api = api_of(wire.method, wire.path)
+        if api is None:
+            _passthrough(module, binding, wire, request)
+            return sync_original(self, request)
+        answer = binding.begin(api, wire)
+        if isinstance(answer, Pending):
+            answer = _finish(binding, answer, lambda: _read(sync_original(self, _outgoing(
+                module, request, answer))))
+        return _response(module, request, answer)
+
+    async def handle_async_request(self: Any, request: Any) -> Any:
+        binding = current()
+        if binding is None:
+            return await async_original(self, request)
+        wire = _wire_request(request)
+        api = api_of(wire.method, wire.path)
+        if api is None:
+            _passthrough(module, binding, wire, request)
+            return await async_original(self, request)
+        answer = binding.begin(api, wire)
+        if isinstance(answer, Pending):
+            pending = answer
+            try:
+                sent = await async_original(self, _outgoing(module, request, pending))
+                try:
+                    body = await sent.aread()
+                finally:
+                    await sent.aclose()
+            except BaseException as exc:
+                binding.failed_send(pending, str(exc))
+                raise
+            answer = binding.finish(pending, _answer_of(sent, body))
+        return _response(module, request, answer)
+
+    module.HTTPTransport.handle_request = handle_request
+    module.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+
+def _finish(binding: WireBinding, pending: Pending, send: Any) -> WireAnswer:
+    try:
+        answer: WireAnswer = send()
+    except BaseException as exc:
+        binding.failed_send(pending, str(exc))
+        raise
+    return binding.finish(pending, answer)
+
+
+def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: Any) -> None:
+    try:
+        binding.check_passthrough(wire)
+    except NetworkRefused as refused:
+        raise module.ConnectError(str(refused), request=request) from None
+
+
+def _wire_request(request: Any) -> WireRequest:
+    url = request.url
+    headers = tuple((name.lower(), value) for name, value in request.headers.multi_items())
+    return WireRequest(request.method, str(url), url.path, url.host, headers, request.read())
+
+
+def _outgoing(module: Any, request: Any, pending: Pending) -> Any:
+    """The request to send: the SDK's own, with the real key in place of the placeholder."""
+    out = pending.outgoing
+    return module.Request(out.method, request.url, headers=list(out.headers), content=out.body,
+                          extensions=request.extensions)
+
+
+def _read(response: Any) -> WireAnswer:
+    try:
+        body = response.read()
+    finally:
+        response.close()
+    return _answer_of(response, body)
+
+
+def _answer_of(response: Any, body: bytes) -> WireAnswer:
+    headers = tuple((name.lower(), value) for name, value in response.headers.multi_items())
+    return WireAnswer(response.status_code, headers, body)
+
+
+def _response(module: Any, request: Any, answer: WireAnswer) -> Any:
+    return module.Response(answer.status, headers=list(answer.headers), content=answer.body,
+                           request=request)
