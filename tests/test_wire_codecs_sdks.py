@@ -291,3 +291,18 @@ def test_anthropic_stream_helper_final_message(wire: WireServer) -> None:
         (c.name, c.arguments) for c in PARALLEL.tool_calls]
     assert (final.usage.input_tokens, final.usage.output_tokens) == (40, 22)
     assert wire.decoded() == PARALLEL
+
+
+def test_a_cut_answer_reads_as_cut_in_each_sdk(wire: WireServer) -> None:
+    cut = ChatResponse("A long answer that was", (), "length", Usage(8, 50), "model-a")
+    for _ in range(3):
+        wire.queue(cut)
+    chat = _openai(wire).chat.completions.create(model="requested", messages=MESSAGES)
+    response = _openai(wire).responses.create(model="requested", input="hi", stream=False)
+    message = _anthropic(wire).messages.create(model="requested", max_tokens=50, messages=MESSAGES)
+    assert chat.choices[0].finish_reason == "length"
+    assert response.status == "incomplete" and response.incomplete_details is not None
+    assert response.incomplete_details.reason == "max_output_tokens"
+    assert response.output_text == cut.content
+    assert message.stop_reason == "max_tokens"
+    assert [wire.decoded(n) for n in range(3)] == [cut, cut, cut]
