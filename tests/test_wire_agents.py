@@ -206,3 +206,19 @@ def test_identical_requests_in_one_iteration_get_their_answers_in_recorded_order
     assert repeats == [0, 1]
     replay = project.harness("run")
     assert replay.code == 0, replay.out
+
+
+def test_embeddings_are_recorded_and_replay_the_same_vectors(tmp_path: Path, fake: WireFake) -> None:
+    project = SdkProject(tmp_path, "embeddings_agent", output="text", tools=False)
+    for tenant in ("acme", "globex"):
+        project.write(f"eval-datasets/triage/{tenant}/late-order.yaml", {
+            "type": "positive", "description": "Routed by embeddings.", "input": LATE,
+            "expect": [{"regex": "^(billing|shipping|technical)$"}]})
+    recorded = project.harness("run", "--record-missing", env=fake.env())
+    assert recorded.code == 0, recorded.out + recorded.err
+    assert {e["request"]["api"] for e in project.entries()} == {"openai.embeddings"}
+    answers = sorted(r["response"]["content"] for r in project.records())
+    fake.stop()
+    replay = project.harness("run", audited=True)
+    assert replay.code == 0 and "SOCKET_EVENTS []" in replay.out, replay.out + replay.err
+    assert sorted(r["response"]["content"] for r in project.records()[-2:]) == answers
