@@ -222,3 +222,23 @@ def test_embeddings_are_recorded_and_replay_the_same_vectors(tmp_path: Path, fak
     replay = project.harness("run", audited=True)
     assert replay.code == 0 and "SOCKET_EVENTS []" in replay.out, replay.out + replay.err
     assert sorted(r["response"]["content"] for r in project.records()[-2:]) == answers
+
+
+def test_check_replays_sdk_agents_offline_and_calls_none_of_their_entries_unused(
+        tmp_path: Path, fake: WireFake) -> None:
+    project = SdkProject(tmp_path, "openai_tools")
+    assert project.harness("run", "--record-missing", env=fake.env()).code == 0
+    fake.stop()
+    from adoption_support import git
+
+    git(project.root, "init", "-q", "-b", "main")
+    (project.root / ".gitattributes").write_text("eval-cache/** -text\neval-datasets/** text eol=lf\n",
+                                                 encoding="utf-8")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "recorded")
+    checked = project.harness("check", audited=True)
+    assert checked.code == 0, checked.out + checked.err
+    assert f"{len(project.entries())} referenced, 0 unused" in checked.out
+    assert "SOCKET_EVENTS []" in checked.out
+    pruned = project.harness("prune", "--dry-run")
+    assert pruned.code == 0 and len(project.entries()) == 4, pruned.out
