@@ -104,7 +104,7 @@ class EvalSession:
         _check_recording_options(self.options)
         if self.options.batch:
             agents = self.dataset.agents
-            wire_agents = sorted({s.agent for s in self.scenarios if agents[s.agent].at_the_wire})
+            wire_agents = sorted({s.agent for s in self.scenarios if _calls_at_the_wire(agents[s.agent])})
             if wire_agents:
                 raise ConfigError(f"--batch: agent(s) {', '.join(wire_agents)} call their model through "
                                   "their own code (entrypoint), which a batch round cannot answer; "
@@ -387,6 +387,19 @@ def run_iteration(
     status, message = answer_status(scenario, verdicts)
     return IterationResult(scenario, iteration, status, verdicts, message, calls, output.response,
                            digest), output
+
+
+def _calls_at_the_wire(agent: Agent) -> bool:
+    """Whether the agent's own code calls its model (a command, or an entrypoint that takes just
+    the scenario); one that drives the harness's client is answered like a declared agent."""
+    if agent.command:
+        return True
+    if not agent.entrypoint:
+        return False
+    from harness.execution import load_entrypoint, takes_client
+
+    return not takes_client(load_entrypoint(agent.entrypoint, agent.directory.parent.parent,
+                                            agent.directory))
 
 
 def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:
