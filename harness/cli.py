@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 #: Top-level module -> distribution of every runtime dependency (pyproject.toml [project]).
 _DEPENDENCIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "diskcache": "diskcache",
-                 "tabulate": "tabulate"}
+                 "tabulate": "tabulate", "httpx": "httpx"}
 
 
 def _dispatch(args: argparse.Namespace) -> int:
