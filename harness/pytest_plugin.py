@@ -39,6 +39,7 @@ from harness.results import (
     result_from_record,
     summary_record_of,
 )
+from harness.shards import ShardSpec
 
 _RUN_ID_KEY = "harness_run_id"
 
@@ -81,6 +82,7 @@ class _State:
             scripted=get("evals_scripted"),
             resume=get("evals_resume"),
             max_calls=get("evals_max_calls"),
+            shard=_shard_spec(get("evals_shard"), get("evals_shard_durations")),
         )
 
     @property
@@ -142,6 +144,16 @@ class _State:
             self._datasets_prefix = f"{datasets}{os.sep}"
         # a string prefix first: resolving every collected path costs a syscall per component
         return str(path).startswith(self._datasets_prefix) or path.resolve().is_relative_to(datasets)
+
+
+def _shard_spec(shard: tuple[int, int] | None, durations: Path | None) -> ShardSpec | None:
+    """``--evals-shard`` and ``--evals-shard-durations`` as the library takes them."""
+    if shard is None:
+        if durations is not None:
+            raise pytest.UsageError("--evals-shard-durations only applies with --evals-shard K/N")
+        return None
+    return ShardSpec(shard[0], shard[1], durations,
+                     flags=("--evals-shard", "--evals-shard-durations"))
 
 
 _STATE = pytest.StashKey[_State]()
