@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
@@ -95,7 +95,7 @@ class EvalSession:
         self.dataset = dataset or load_dataset(config)
         refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
         self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
-        self.shard_record: dict[str, object] | None = None
+        self.shard_record: dict[str, Any] | None = None
         """What run.json records of the split when this run is one shard (else None)."""
         if self.options.shard is not None:
             shard = plan_shard(self.options.shard, self.scenarios, self.iterations_of)
@@ -120,6 +120,7 @@ class EvalSession:
                                   datasets=config.relative(config.datasets))
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
+        self.summary.shard = self.shard_record
         if self.options.mode == "offline":
             stamp = check_stamp(config.cache)
             self.summary.stamp_problem = "" if stamp.ok else str(stamp)

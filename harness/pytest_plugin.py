@@ -346,7 +346,7 @@ class _Reporter:
         """Stamp after recording (each process that wrote), run.json and exit status."""
         if self.state.existing_session is not None:
             self.state.existing_session.update_stamp()
-        if self.state.is_worker or not self.state.records:
+        if self.state.is_worker or not (self.state.records or self._empty_shard()):
             return
         # Under xdist the controller collected nothing: it loads the datasets only now.
         eval_session = self.state.session
@@ -362,6 +362,15 @@ class _Reporter:
         self.github = publish_run(self.summary, config.results, config.root, config.cache)
         if self.summary.exit_code != 0 and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif not self.state.records and self.summary.exit_code == 0:
+            session.exitstatus = pytest.ExitCode.OK  # an empty shard: its run.json is its part
+
+    def _empty_shard(self) -> bool:
+        """``--evals-shard K/N`` that got no scenario: it still writes its run.json for the merge."""
+        if self.state.options().shard is None:
+            return False
+        eval_session = self.state.session
+        return eval_session is not None and not eval_session.scenarios
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The harness table, the stamp line and the blocking rule, after pytest's own summary."""
@@ -376,7 +385,7 @@ class _Reporter:
 
 def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     """Records from every process, in plan order, so serial and xdist runs read the same."""
-    if not state.records:
+    if not state.records and session.shard_record is None:
         return None
     order = {(s.id, i): n for n, (s, i) in enumerate(session.plan())}
     by_id = {s.id: s for s in session.dataset.scenarios}
@@ -386,4 +395,4 @@ def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     return RunSummary(run_id=session.summary.run_id, started=session.summary.started,
                       results_dir=session.summary.results_dir,
                       stamp_problem=session.summary.stamp_problem, results=results,
-                      datasets=session.summary.datasets)
+                      datasets=session.summary.datasets, shard=session.summary.shard)

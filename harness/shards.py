@@ -14,7 +14,9 @@ mean time of its recorded iterations times its iteration count (a scenario
 the earlier run did not have weighs the mean of those it had). Scenarios are
 dealt heaviest first to the least loaded shard (longest-processing-time
 first); equal weights are ordered by a sha256 of the scenario id, so the order
-of files on disk never matters.
+of files on disk never matters. Every shard gets a scenario while there are at
+least N; with fewer, the shards left over run nothing and pass (their run.json
+still records the split), and the merge judges the whole.
 """
 
 from __future__ import annotations
@@ -153,10 +155,6 @@ def plan_shard(spec: ShardSpec, scenarios: Sequence[Scenario],
     items = [(s.id, iterations_of(s)) for s in scenarios]
     durations = load_durations(spec.durations, spec.flags[1]) if spec.durations is not None else None
     shard_of = split(items, spec.count, durations)
-    if spec.count > len(items):
-        raise ConfigError(f"{spec.flags[0]} {spec.label}: the selection holds {len(items)} scenario(s), "
-                          f"fewer than {spec.count} shards, and a scenario's iterations stay in "
-                          f"one shard; use at most {len(items)} shards")
     mine = [s for s, shard in zip(scenarios, shard_of, strict=True) if shard == spec.index - 1]
     record = {
         "index": spec.index,

@@ -239,3 +239,18 @@ def test_a_bad_pytest_shard_is_a_usage_error(project: Project) -> None:
                              text=True, env=_env(), check=False)
     assert outcome.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--evals-shard: '3/2': K must be between 1 and 2" in outcome.stderr
+
+
+def test_an_empty_pytest_shard_passes_and_writes_its_part(project: Project) -> None:
+    project.agent()
+    project.scenario("helper/t/one", {"answer": "yes"})
+    project.record()
+    shutil.rmtree(project.results)
+    outcome = subprocess.run([sys.executable, "-m", "pytest", "--evals", "--evals-shard", "2/2",
+                              "-q", "-p", "no:cacheprovider"], cwd=project.root,
+                             capture_output=True, text=True, env=_env(), check=False)
+    assert outcome.returncode == 0, outcome.stdout + outcome.stderr
+    (run_id,) = _runs(project.root)
+    data = json.loads((project.results / "results" / run_id / "run.json").read_text())
+    assert data["iterations"] == 0 and data["selection"]["shard"]["index"] == 2
+    assert data["exit_code"] == 0

@@ -88,13 +88,20 @@ def test_bad_shard_is_a_usage_error(project: Project, capsys: pytest.CaptureFixt
     assert "argument --shard: '5/4': K must be between 1 and 4" in capsys.readouterr().err
 
 
-def test_more_shards_than_scenarios_is_refused(project: Project) -> None:
+def test_a_shard_left_empty_passes_and_the_merge_judges_the_whole(project: Project) -> None:
     project.agent()
-    project.scenario("helper/t/one", {"answer": "yes"})
+    project.scenario("helper/t/one", {"answer": "no"})  # rejected: the whole run fails
     project.record()
-    outcome = project.run("run", "--shard", "2/2")
-    assert outcome.code == 2
-    assert "--shard 2/2: the selection holds 1 scenario(s), fewer than 2 shards" in outcome.err
+    full = project.run("run", "-q", "--shard", "1/2")
+    empty = project.run("run", "-q", "--shard", "2/2")
+    assert full.code == 1
+    assert empty.code == 0, empty.out
+    assert "shard 2/2 holds none of the 1 selected scenario(s): nothing to evaluate" in empty.out
+    runs = [str(Path(line.rsplit(" ", 1)[1]).name) for line in (full.out + empty.out).splitlines()
+            if "records in " in line]
+    merged = project.run("report", "--merge", *runs, "--format", "json")
+    assert merged.code == 1, merged.err
+    assert json.loads(merged.out)["total"]["rejected"] == 1
 
 
 def test_durations_without_shard_is_refused(project: Project) -> None:
