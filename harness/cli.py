@@ -99,6 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "verdict flipped from pass to fail")
     init = commands.add_parser("init", help="adopt the harness in this repository")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
+    init.add_argument("--shards", type=_shard_count, default=1, metavar="N",
+                      help="write a workflow of N shard jobs and a merge job (see docs ci, Sharding)")
     check = commands.add_parser("check", help="run the guards that keep the committed cache honest "
                                 "(exit 0 or 1, every finding at once)")
     _add_selection(check)
@@ -127,6 +129,13 @@ def _threshold(value: str) -> float:
     if not number >= 0 or number == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {value}")
     return number
+
+
+def _shard_count(value: str) -> int:
+    """``init --shards N``: a whole number of at least 1."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give the number of shard jobs, 1 or more")
+    return int(value)
 
 
 def _shard(value: str) -> tuple[int, int]:
@@ -276,7 +285,7 @@ def _init(args: argparse.Namespace) -> int:
 
     root = (args.project or Path.cwd()).resolve()
     source = installed_source()
-    for action in adopt(root, force=args.force, source=source):
+    for action in adopt(root, force=args.force, source=source, shards=args.shards):
         emit(str(action))
     if source.warning:
         print(source.warning, file=sys.stderr)
