@@ -11,7 +11,7 @@ that did not record all its iterations. Otherwise it writes a new run under
 ``records.jsonl``, and a ``run.json`` whose counts, blocking rejects, metrics
 (gated or not), judge means, rubric pass rates and assertion strength are
 computed over the union of the records, never averaged from per-shard values:
-a gated rate of 9/10 and 1/10 is 10/20, not the mean of 0.9 and 0.1.
+a gated rate of 3/3 in one shard and 1/2 in another is 4/5, not the mean 0.75.
 """
 
 from __future__ import annotations

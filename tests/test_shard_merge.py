@@ -154,19 +154,23 @@ def test_a_reject_in_one_shard_fails_the_merged_run_and_blocks(project: Project,
 
 def test_a_gated_metric_is_computed_over_the_union_not_averaged(project: Project,
                                                                 tmp_path: Path) -> None:
-    project.agent(metrics=GATED)
-    for n in range(4):  # three of four pass: 0.75 meets the target over the union
-        project.scenario(f"helper/acme/case-{n}", {"answer": "no" if n == 0 else "yes"})
+    metric = {**GATED[0], "target": 0.8}
+    project.agent(metrics=[metric])
+    # by count, "heavy" (3 iterations) fills shard 1; the two others share shard 2
+    project.scenario("helper/acme/heavy", {"answer": "yes"}, iterations=3)
+    project.scenario("helper/acme/bad", {"answer": "no"})
+    project.scenario("helper/acme/good", {"answer": "yes"})
     project.record()
     shutil.rmtree(project.results)
     twin = _twin(project, tmp_path)
     shard_ids = _run_shards(twin, 2)
     values = [json.loads((twin / "eval-results/results" / i / "run.json").read_text())["metrics"][0]
               for i in shard_ids]
-    assert sorted(v["value"] for v in values) == [0.5, 1.0]  # the failing shard misses alone
+    assert sorted((v["numerator"], v["denominator"]) for v in values) == [(1, 2), (3, 3)]
+    assert sum(v["value"] for v in values) / 2 == 0.75  # the mean of the shards would miss 0.8
     merge = _cli(twin, "report", "--merge", *shard_ids, "--format", "json")
-    metric = json.loads(merge.stdout)["metrics"][0]
-    assert (metric["numerator"], metric["denominator"], metric["status"]) == (3, 4, "met")
+    merged = json.loads(merge.stdout)["metrics"][0]
+    assert (merged["numerator"], merged["denominator"], merged["status"]) == (4, 5, "met")
     assert merge.returncode == 1  # the rejected case itself still fails the run
 
 
