@@ -10,6 +10,7 @@ dataset error. ``report`` and ``compare`` read eval-results/ only.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -341,7 +342,7 @@ def _write_run_reports(results: Path, run_id: str, run_dir: Path,
 def _report(args: argparse.Namespace) -> int:
     from harness.project import load_project
     from harness.report import render, write_report
-    from harness.report.github import step_summary, warning_line
+    from harness.report.github import STEP_SUMMARY, step_summary, warning_line
     from harness.report.load import load_run
 
     config = load_project(args.project)
@@ -361,7 +362,8 @@ def _report(args: argparse.Namespace) -> int:
         emit(f"{fmt} report of run {view.run_id}: {write_report(view, fmt, args.output)}")
     else:
         emit(render(view, fmt).rstrip("\n"))
-    if fmt == "md" or args.merge is not None:  # the merge job's page shows the merged tables
+    if fmt == "md" or (args.merge is not None and STEP_SUMMARY in os.environ):
+        # the merge job's page shows the merged tables (one render only when asked for)
         _, warning = step_summary(render(view, "md"))
         if warning:
             print(warning_line(warning), file=sys.stderr)

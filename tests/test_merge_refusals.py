@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +102,14 @@ def test_merge_accepts_run_folders_and_the_merged_run_is_the_latest(demo: Projec
     assert f"run `{merged[0]}`" in outcome.out
     latest = demo.run("report", "--format", "md")
     assert f"run `{merged[0]}`" in latest.out  # not the last shard: it is part of the merged run
+
+
+def test_the_merge_appends_its_report_to_the_job_summary(demo: Project, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = [_shard(demo, f"{k}/2") for k in (1, 2)]
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    outcome = demo.run("report", "--merge", *ids, "--format", "json")
+    assert outcome.code == 0, outcome.err
+    merged = json.loads(outcome.out)["run"]["run_id"]
+    assert summary.read_text(encoding="utf-8").startswith(f"## Eval report: run `{merged}`")
