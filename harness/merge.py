@@ -28,6 +28,7 @@ from harness.atomic import write_file
 from harness.cache.store import parse_time
 from harness.counterexamples import strength
 from harness.errors import HarnessError
+from harness.manual import see
 from harness.metrics import MetricSpec, MetricValue, aggregate_specs
 from harness.refresh.ledger import tally_of_records
 from harness.report.load import RunInfo, find_run, list_runs, load_records
@@ -183,7 +184,8 @@ def merge_runs(results_root: Path, refs: Sequence[str], *, now: datetime | None 
     problems = check_shards(shards)
     if problems:
         raise MergeRefused(f"cannot merge {len(shards)} run(s) into one:\n"
-                           + "\n".join(f"  - {p}" for p in problems))
+                           + "\n".join(f"  - {p}" for p in problems)
+                           + f"\n{see('ci', 'Sharding')}")
     shards = sorted(shards, key=lambda s: int((s.shard or {})["index"]))
     run_id = new_run_id(now or datetime.now(UTC))
     run_dir = results_root / RESULTS_DIR / run_id
