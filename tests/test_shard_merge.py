@@ -219,12 +219,12 @@ def test_pytest_shards_merge_into_the_unsharded_run(project: Project, tmp_path: 
     single = _cli(project.root, "run", "-q")
     (single_id,) = _runs(project.root)
     ids = []
-    for index in (1, 2):
+    for index, extra in ((1, ["-n", "2"]), (2, [])):  # shard 1 under pytest-xdist
         before = _runs(twin)
         outcome = subprocess.run(
             [sys.executable, "-m", "pytest", "--evals", "--evals-shard", f"{index}/2", "-q",
-             "-p", "no:cacheprovider"], cwd=twin, capture_output=True, text=True, env=_env(),
-            check=False)
+             "-p", "no:cacheprovider", *extra], cwd=twin, capture_output=True, text=True,
+            env=_env(), check=False)
         assert outcome.returncode in (0, 1), outcome.stdout + outcome.stderr
         (new,) = _runs(twin) - before
         ids.append(new)
