@@ -77,9 +77,13 @@ def resolve_runs(results_root: Path, refs: Sequence[str]) -> list[ShardRun]:
     for ref in refs:
         folder = Path(ref)
         if (folder / RUN_FILE).is_file():
-            data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
-            info = RunInfo(str(data.get("run_id") or folder.name), parse_time(str(data["started"])),
-                           folder, data)
+            try:
+                data = json.loads((folder / RUN_FILE).read_text(encoding="utf-8"))
+                started = parse_time(str(data["started"]))
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise MergeRefused(f"{folder / RUN_FILE} is not the run.json of a finished run "
+                                   f"({exc}): download that shard's results again") from None
+            info = RunInfo(str(data.get("run_id") or folder.name), started, folder, data)
         else:
             info = find_run(runs, ref)
         found.append(ShardRun(info, load_records(info.path)))
@@ -224,14 +228,15 @@ def merged_run_data(run_id: str, shards: Sequence[Mapping[str, Any]],
         "counts": dict(sorted(Counter(str(r["status"]) for r in records).items())),
         "exit_code": 1 if failed or stamp_problem or not records else 0,
         "metrics": [m.to_json() for m in metrics],
-        "blocking": [{"scenario": r["scenario"], "iteration": r["iteration"], "type": r["type"],
+        "blocking": [{"scenario": r["scenario"], "iteration": r.get("iteration", 0),
+                      "type": r.get("type", ""),
                       "message": r.get("message", "")} for r in records if is_blocking(r)],
         "judges": judge_means((j["name"], j.get("score"), str(j.get("interpretation", "")),
                                str(j.get("source", "")))
                               for r in records for j in r.get("judges") or []),
         "accounting": (None if selection.get("mode", "offline") == "offline"
                        else tally_of_records(records)),
-        "rubric": rubric_summary((str(r["agent"]), x["name"], x.get("rule", ""), x["outcome"],
+        "rubric": rubric_summary((str(r.get("agent", "")), x["name"], x.get("rule", ""), x["outcome"],
                                   x.get("source", ""))
                                  for r in records for x in r.get("rubric") or []),
         "strength": _strength_by_agent(records),
@@ -256,14 +261,15 @@ def metric_values_of(shards: Iterable[Mapping[str, Any]],
                     over={}, measure="", values=(), target=float(item["target"]),
                     better=str(item.get("better", "higher")), gate=bool(item.get("gate"))))
     ordered = [spec for agent in sorted(specs) for spec in specs[agent]]  # dataset order: by name
-    return aggregate_specs(ordered, ((str(r["agent"]), str(r["tenant"]), r.get("metrics") or {})
+    return aggregate_specs(ordered, ((str(r.get("agent", "")), str(r.get("tenant", "")),
+                                      r.get("metrics") or {})
                                      for r in records))
 
 
 def _strength_by_agent(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
     by_agent: dict[str, list[Mapping[str, Any]]] = {}
     for record in records:
-        by_agent.setdefault(str(record["agent"]), []).append(record)
+        by_agent.setdefault(str(record.get("agent", "")), []).append(record)
     table = {}
     for agent, members in sorted(by_agent.items()):
         caught, total = strength(members)

@@ -113,3 +113,14 @@ def test_the_merge_appends_its_report_to_the_job_summary(demo: Project, tmp_path
     assert outcome.code == 0, outcome.err
     merged = json.loads(outcome.out)["run"]["run_id"]
     assert summary.read_text(encoding="utf-8").startswith(f"## Eval report: run `{merged}`")
+
+
+def test_a_damaged_run_folder_is_named(demo: Project, tmp_path: Path) -> None:
+    first = _shard(demo, "1/2")
+    damaged = tmp_path / "artifact"
+    damaged.mkdir()
+    (damaged / "run.json").write_text("{not json", encoding="utf-8")
+    outcome = demo.run("report", "--merge", first, str(damaged))
+    assert outcome.code == 2
+    assert f"eval-merge-refused: {damaged / 'run.json'} is not the run.json of a finished run" \
+        in outcome.err
