@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
@@ -31,6 +31,7 @@ from harness.refresh.ledger import Ledger
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
 from harness.selecting import require_selected
+from harness.shards import ShardSpec, plan_shard
 
 if TYPE_CHECKING:
     from harness.refresh.batch import BatchRecorder
@@ -67,6 +68,8 @@ class RunOptions:
     """Seconds between two polls of a batch."""
     batch_retry_errors: bool = False
     """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
+    shard: ShardSpec | None = None
+    """Run only this shard of the selection (:mod:`harness.shards`); its run.json records the split."""
 
 
 class EvalSession:
@@ -93,6 +96,11 @@ class EvalSession:
         self.dataset = dataset or load_dataset(config)
         refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
         self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
+        self.shard_record: dict[str, Any] | None = None
+        """What run.json records of the split when this run is one shard (else None)."""
+        if self.options.shard is not None:
+            shard = plan_shard(self.options.shard, self.scenarios, self.iterations_of)
+            self.scenarios, self.shard_record = shard.scenarios, shard.record
         _check_iteration_override(config, self.scenarios, self.options.iterations)
         if self.options.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
@@ -120,6 +128,7 @@ class EvalSession:
                                   datasets=config.relative(config.datasets))
         self._writer = ResultWriter(config.results, self.summary.run_id, worker)
         self.summary.results_dir = self._writer.run_dir
+        self.summary.shard = self.shard_record
         if self.options.mode == "offline":
             stamp = check_stamp(config.cache)
             self.summary.stamp_problem = "" if stamp.ok else str(stamp)
@@ -202,7 +211,10 @@ class EvalSession:
             else:
                 summary.accounting = {**tally.to_json(), "iterations_done": len(summary.results)}
         summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
-        self._writer.finish(summary, _selection_record(self.options))
+        selection = _selection_record(self.options)
+        if self.shard_record is not None:
+            selection["shard"] = self.shard_record
+        self._writer.finish(summary, selection)
 
     def finish(self) -> RunSummary:
         """Update the stamp after a recording run, write run.json, return the summary."""
@@ -322,6 +334,9 @@ def plan_run(config: HarnessConfig, options: RunOptions, *,
                           "(an offline run calls nothing)")
     dataset = dataset or load_dataset(config)
     scenarios = options.selection.apply(dataset.scenarios)
+    if options.shard is not None:
+        scenarios = plan_shard(options.shard, scenarios,
+                               lambda s: options.iterations or s.iterations).scenarios
     _check_iteration_override(config, scenarios, options.iterations)
     pairs = [(s, i) for s in scenarios for i in range(options.iterations or s.iterations)]
     store = CacheStore(config.cache, ttl_days=config.ttl_days)

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import argparse
 import glob
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import __version__
 from harness.output import emit, silence_stdout
+
+if TYPE_CHECKING:
+    from harness.shards import ShardSpec
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --batch: seconds between two polls of a batch (default 30)")
     run.add_argument("--batch-retry-errors", action="store_true",
                      help="with --batch: pay synchronously for requests the batch answered with an error")
+    run.add_argument("--shard", type=_shard, default=None, metavar="K/N",
+                     help="run only shard K of N of the selection (a scenario's iterations stay "
+                     "together); merge the N runs with `report --merge` (see docs ci, Sharding)")
+    run.add_argument("--shard-durations", type=Path, default=None, metavar="RUN_DIR",
+                     help="with --shard: balance the shards by the durations recorded in this run "
+                     "(eval-results/results/<run-id> or its run.json); default: by iteration count")
     run.add_argument("--quiet", "-q", action="store_true", help="print only failures and totals")
     run.add_argument("--report", action="append", default=[], metavar="FORMAT[:PATH]",
                      help="also write a report: md, json, junit, html or terminal (repeatable; "
@@ -77,6 +88,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="default: terminal (markdown is md)")
     report.add_argument("--output", type=Path, default=None, metavar="PATH",
                         help="write to PATH instead of standard output")
+    report.add_argument("--merge", nargs="+", default=None, metavar="RUN",
+                        help="first merge these shard runs (ids, prefixes or run folders of "
+                        "`run --shard K/N`) into one new run, then report it; the exit code is "
+                        "the merged run's verdict (2 when the shards do not fit together)")
     compare = commands.add_parser("compare", help="verdicts that flipped and judge scores that "
                                   "moved between two recorded runs")
     compare.add_argument("run_a", metavar="RUN_A")
@@ -86,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "verdict flipped from pass to fail")
     init = commands.add_parser("init", help="adopt the harness in this repository")
     init.add_argument("--force", action="store_true", help="overwrite files that already exist")
+    init.add_argument("--shards", type=_shard_count, default=1, metavar="N",
+                      help="write a workflow of N shard jobs and a merge job (see docs ci, Sharding)")
     check = commands.add_parser("check", help="run the guards that keep the committed cache honest "
                                 "(exit 0 or 1, every finding at once)")
     _add_selection(check)
@@ -126,6 +143,23 @@ def _threshold(value: str) -> float:
     if not number >= 0 or number == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {value}")
     return number
+
+
+def _shard_count(value: str) -> int:
+    """``init --shards N``: a whole number of at least 1."""
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give the number of shard jobs, 1 or more")
+    return int(value)
+
+
+def _shard(value: str) -> tuple[int, int]:
+    """``--shard K/N``: a bad value is a usage error (exit 2) that says the form."""
+    from harness.shards import parse_shard
+
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
@@ -232,6 +266,7 @@ def _run(args: argparse.Namespace) -> int:
         max_calls=args.max_calls,
         resume=args.resume, batch=args.batch, batch_poll_s=args.batch_poll,
         batch_retry_errors=args.batch_retry_errors,
+        shard=_shard_spec(args.shard, args.shard_durations),
     )
     if args.dry_run:
         from harness.api import plan_run
@@ -261,6 +296,18 @@ def _run(args: argparse.Namespace) -> int:
     return summary.exit_code
 
 
+def _shard_spec(shard: tuple[int, int] | None, durations: Path | None) -> ShardSpec | None:
+    """``--shard`` and ``--shard-durations`` as the library takes them."""
+    from harness.errors import ConfigError
+    from harness.shards import ShardSpec
+
+    if shard is None:
+        if durations is not None:
+            raise ConfigError("--shard-durations only applies with --shard K/N")
+        return None
+    return ShardSpec(shard[0], shard[1], durations)
+
+
 def _init(args: argparse.Namespace) -> int:
     from harness.api import RunOptions, run_evals
     from harness.config import load_config
@@ -270,7 +317,7 @@ def _init(args: argparse.Namespace) -> int:
 
     root = (args.project or Path.cwd()).resolve()
     source = installed_source()
-    for action in adopt(root, force=args.force, source=source):
+    for action in adopt(root, force=args.force, source=source, shards=args.shards):
         emit(str(action))
     if source.warning:
         print(source.warning, file=sys.stderr)
@@ -326,21 +373,32 @@ def _write_run_reports(results: Path, run_id: str, run_dir: Path,
 def _report(args: argparse.Namespace) -> int:
     from harness.project import load_project
     from harness.report import render, write_report
-    from harness.report.github import step_summary, warning_line
+    from harness.report.github import STEP_SUMMARY, step_summary, warning_line
     from harness.report.load import load_run
 
     config = load_project(args.project)
-    view = load_run(config.results, args.run)
+    run_id = args.run
+    if args.merge is not None:
+        from harness.errors import ConfigError
+        from harness.merge import merge_runs
+
+        if args.run is not None:
+            raise ConfigError("--run and --merge exclude each other: --merge reports the run "
+                              "it makes")
+        run_id = merge_runs(config.results, args.merge)
+        print(f"merged {len(args.merge)} shard run(s) into run {run_id}", file=sys.stderr)
+    view = load_run(config.results, run_id)
     fmt = "md" if args.format == "markdown" else args.format
     if args.output is not None:
         emit(f"{fmt} report of run {view.run_id}: {write_report(view, fmt, args.output)}")
     else:
         emit(render(view, fmt).rstrip("\n"))
-    if fmt == "md":
+    if fmt == "md" or (args.merge is not None and STEP_SUMMARY in os.environ):
+        # the merge job's page shows the merged tables (one render only when asked for)
         _, warning = step_summary(render(view, "md"))
         if warning:
             print(warning_line(warning), file=sys.stderr)
-    return 0
+    return int(view.run.get("exit_code") or 0) if args.merge is not None else 0
 
 
 def _compare(args: argparse.Namespace) -> int:

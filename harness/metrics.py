@@ -204,10 +204,17 @@ def samples_of(agent: Agent, scenario: Scenario, output: AgentOutput | None,
 def aggregate(agents: Iterable[Agent],
               samples: Iterable[tuple[str, str, Mapping[str, bool | None]]]) -> list[MetricValue]:
     """Metric values per agent from ``(agent, tenant, samples)`` of every iteration run."""
+    return aggregate_specs([spec for agent in agents for spec in specs_of(agent)], samples)
+
+
+def aggregate_specs(specs: Iterable[MetricSpec],
+                    samples: Iterable[tuple[str, str, Mapping[str, bool | None]]]
+                    ) -> list[MetricValue]:
+    """As :func:`aggregate`, from the specs themselves (a merge of shard runs reads them from
+    their run.json): the values of the agents that have samples, in the order of ``specs``."""
     values: dict[tuple[str, str], MetricValue] = {}
-    for agent in agents:
-        for spec in specs_of(agent):
-            values[(agent.name, spec.name)] = MetricValue(spec)
+    for spec in specs:
+        values[(spec.agent, spec.name)] = MetricValue(spec)
     seen_agents: set[str] = set()
     for agent_name, tenant, found in samples:
         seen_agents.add(agent_name)

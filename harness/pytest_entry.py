@@ -26,7 +26,8 @@ _EVALS_ONLY = (("evals_refresh_cache", "--evals-refresh-cache"),
                ("evals_agent", "--evals-agent"),
                ("evals_tenant", "--evals-tenant"), ("evals_type", "--evals-type"),
                ("evals_scenario", "--evals-scenario"), ("evals_iterations", "--evals-iterations"),
-               ("evals_max_calls", "--evals-max-calls"))
+               ("evals_max_calls", "--evals-max-calls"), ("evals_shard", "--evals-shard"),
+               ("evals_shard_durations", "--evals-shard-durations"))
 #: Old spellings, kept working with a warning: unprefixed, they could clash with another plugin.
 _DEPRECATED = {"refresh_cache": ("--refresh-cache", "--evals-refresh-cache"),
                "record_missing": ("--record-missing", "--evals-record-missing")}
@@ -65,6 +66,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--evals-max-calls", type=int, default=None, metavar="N",
                     help="with --evals-refresh-cache/--evals-record-missing: refuse to start (exit "
                     "2) a recording that may need more than N calls; never cuts a run short")
+    group.addoption("--evals-shard", type=_shard, default=None, metavar="K/N",
+                    help="run only shard K of N of the selection (as run --shard); merge the N "
+                    "runs with `python -m harness report --merge`")
+    group.addoption("--evals-shard-durations", type=Path, default=None, metavar="RUN_DIR",
+                    help="with --evals-shard: balance by the durations of this earlier run "
+                    "(eval-results/results/<run-id>)")
+
+
+def _shard(value: str) -> tuple[int, int]:
+    """``--evals-shard K/N``; a bad value is a usage error that says the form."""
+    import argparse
+
+    from harness.shards import parse_shard  # imported only when the option is given
+
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def pytest_configure(config: pytest.Config) -> None:

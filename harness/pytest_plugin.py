@@ -39,6 +39,7 @@ from harness.results import (
     result_from_record,
     summary_record_of,
 )
+from harness.shards import ShardSpec
 
 _RUN_ID_KEY = "harness_run_id"
 
@@ -81,6 +82,7 @@ class _State:
             scripted=get("evals_scripted"),
             resume=get("evals_resume"),
             max_calls=get("evals_max_calls"),
+            shard=_shard_spec(get("evals_shard"), get("evals_shard_durations")),
         )
 
     @property
@@ -142,6 +144,16 @@ class _State:
             self._datasets_prefix = f"{datasets}{os.sep}"
         # a string prefix first: resolving every collected path costs a syscall per component
         return str(path).startswith(self._datasets_prefix) or path.resolve().is_relative_to(datasets)
+
+
+def _shard_spec(shard: tuple[int, int] | None, durations: Path | None) -> ShardSpec | None:
+    """``--evals-shard`` and ``--evals-shard-durations`` as the library takes them."""
+    if shard is None:
+        if durations is not None:
+            raise pytest.UsageError("--evals-shard-durations only applies with --evals-shard K/N")
+        return None
+    return ShardSpec(shard[0], shard[1], durations,
+                     flags=("--evals-shard", "--evals-shard-durations"))
 
 
 _STATE = pytest.StashKey[_State]()
@@ -334,7 +346,7 @@ class _Reporter:
         """Stamp after recording (each process that wrote), run.json and exit status."""
         if self.state.existing_session is not None:
             self.state.existing_session.update_stamp()
-        if self.state.is_worker or not self.state.records:
+        if self.state.is_worker or not (self.state.records or self._empty_shard()):
             return
         # Under xdist the controller collected nothing: it loads the datasets only now.
         eval_session = self.state.session
@@ -350,6 +362,15 @@ class _Reporter:
         self.github = publish_run(self.summary, config.results, config.root, config.cache)
         if self.summary.exit_code != 0 and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        elif not self.state.records and self.summary.exit_code == 0:
+            session.exitstatus = pytest.ExitCode.OK  # an empty shard: its run.json is its part
+
+    def _empty_shard(self) -> bool:
+        """``--evals-shard K/N`` that got no scenario: it still writes its run.json for the merge."""
+        if self.state.options().shard is None:
+            return False
+        eval_session = self.state.session
+        return eval_session is not None and not eval_session.scenarios
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         """The harness table, the stamp line and the blocking rule, after pytest's own summary."""
@@ -364,7 +385,7 @@ class _Reporter:
 
 def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     """Records from every process, in plan order, so serial and xdist runs read the same."""
-    if not state.records:
+    if not state.records and session.shard_record is None:
         return None
     order = {(s.id, i): n for n, (s, i) in enumerate(session.plan())}
     by_id = {s.id: s for s in session.dataset.scenarios}
@@ -374,4 +395,4 @@ def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     return RunSummary(run_id=session.summary.run_id, started=session.summary.started,
                       results_dir=session.summary.results_dir,
                       stamp_problem=session.summary.stamp_problem, results=results,
-                      datasets=session.summary.datasets)
+                      datasets=session.summary.datasets, shard=session.summary.shard)

@@ -134,6 +134,10 @@ class RunSummary:
     """Declared metric values, computed when the run finishes."""
     accounting: dict[str, int | None] | None = None
     """The ledger's totals of a recording run (paid attempts, retries, journal...); None offline."""
+    shard: dict[str, Any] | None = None
+    """The split of one shard of a run (``--shard K/N``, see :mod:`harness.shards`): running
+    nothing is then no failure of its own, since a selection of fewer scenarios than shards
+    leaves some empty; the merge judges the whole. """
 
     @property
     def counts(self) -> Counter[str]:
@@ -155,7 +159,7 @@ class RunSummary:
         """0 when every hard assertion passed, every gated metric met its target and the
         stamp is current, else 1. Judge scores never enter it."""
         failed = self.failures or any(m.blocks for m in self.metrics)
-        return 1 if failed or self.stamp_problem or not self.results else 0
+        return 1 if failed or self.stamp_problem or not (self.results or self.shard is not None) else 0
 
 
 def new_run_id(now: datetime) -> str:

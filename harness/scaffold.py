@@ -87,14 +87,16 @@ class Action:
         return f"{self.what:<10} {self.path}"
 
 
-def adopt(root: Path, *, force: bool = False, source: InstallSource | None = None) -> list[Action]:
+def adopt(root: Path, *, force: bool = False, source: InstallSource | None = None,
+          shards: int = 1) -> list[Action]:
     """Scaffold the harness into ``root``; returns what was written, appended or kept.
 
-    ``source`` is how CI installs the harness (default: read from this installation)."""
+    ``source`` is how CI installs the harness (default: read from this installation);
+    ``shards`` > 1 writes a workflow of that many shard jobs and a merge job."""
     files = dict(_FILES)
     files[WORKFLOW_PATH] = workflow_text(source or installed_source(),
                                          install_project=has_installable_project(root),
-                                         python_version=current_python())
+                                         python_version=current_python(), shards=shards)
     actions = [_pyproject(root)]
     actions.append(_append_lines(root / ".gitattributes", GITATTRIBUTES_LINES, root))
     actions.append(_append_lines(root / ".gitignore", GITIGNORE_LINES, root))

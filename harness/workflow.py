@@ -40,17 +40,74 @@ def current_python() -> str:
     return f"{sys.version_info.major}.{sys.version_info.minor}"
 
 
-def workflow_text(source: InstallSource, *, install_project: bool, python_version: str) -> str:
-    """The workflow file, with one step per command so a failure names its step."""
-    lines = [
+def workflow_text(source: InstallSource, *, install_project: bool, python_version: str,
+                  shards: int = 1) -> str:
+    """The workflow file, with one step per command so a failure names its step.
+
+    With ``shards`` > 1 the eval is a matrix of that many jobs, each replaying one
+    shard (``run --shard K/N``) and uploading its run, and a ``merge`` job that
+    downloads them all and makes the one verdict (``report --merge``), even when
+    a shard failed: a missing shard is then a refusal, never a green merge.
+    """
+    setup = _setup_steps(source, install_project=install_project, python_version=python_version)
+    header = [
         "# The offline eval node: replays eval-cache/ with no network and no API key.",
         "# Written by `python -m harness init`; edit freely (init keeps an existing file).",
         "name: evals",
         "on: [pull_request, push]",
         "jobs:",
+    ]
+    if shards <= 1:
+        return "\n".join([
+            *header,
+            "  evals:",
+            "    runs-on: ubuntu-latest",
+            "    steps:",
+            *setup,
+            "      - name: Offline eval (replays eval-cache/)",
+            "        run: python -m harness run",
+            "      - name: Guards of the committed cache",
+            "        run: python -m harness check",
+            *_upload("eval-results"),
+        ]) + "\n"
+    indexes = ", ".join(str(k) for k in range(1, shards + 1))
+    return "\n".join([
+        *header,
+        f"  # {shards} shards (`harness init --shards {shards}`): each job replays one part of the",
+        "  # selection; the merge job makes one run of them and gives the one verdict.",
         "  evals:",
         "    runs-on: ubuntu-latest",
+        "    strategy:",
+        "      fail-fast: false  # every shard runs, so the merge sees every failure",
+        "      matrix:",
+        f"        shard: [{indexes}]",
         "    steps:",
+        *setup,
+        f"      - name: Offline eval, shard ${{{{ matrix.shard }}}} of {shards}",
+        f"        run: python -m harness run --shard ${{{{ matrix.shard }}}}/{shards}",
+        *_upload("eval-results-shard-${{ matrix.shard }}"),
+        "  merge:",
+        "    needs: evals",
+        "    if: always()  # a failed shard still has a verdict to merge; a missing one is refused",
+        "    runs-on: ubuntu-latest",
+        "    steps:",
+        *setup,
+        "      - name: Guards of the committed cache",
+        "        run: python -m harness check",
+        "      - uses: actions/download-artifact@v4",
+        "        with:",
+        "          pattern: eval-results-shard-*",
+        "          path: eval-results",
+        "          merge-multiple: true",
+        "      - name: One verdict over every shard",
+        "        run: python -m harness report --merge eval-results/results/*",
+        *_upload("eval-results"),
+    ]) + "\n"
+
+
+def _setup_steps(source: InstallSource, *, install_project: bool, python_version: str) -> list[str]:
+    """Checkout, Python, the harness and the project: what every job starts with."""
+    lines = [
         "      - uses: actions/checkout@v4",
         "      - uses: actions/setup-python@v5",
         "        with:",
@@ -69,18 +126,17 @@ def workflow_text(source: InstallSource, *, install_project: bool, python_versio
     lines.append(f"        run: {_scalar(source.pip_command)}")
     if install_project:
         lines += ["      - name: Install this project", "        run: pip install ."]
-    lines += [
-        "      - name: Offline eval (replays eval-cache/)",
-        "        run: python -m harness run",
-        "      - name: Guards of the committed cache",
-        "        run: python -m harness check",
+    return lines
+
+
+def _upload(name: str) -> list[str]:
+    return [
         "      - if: always()",
         "        uses: actions/upload-artifact@v4",
         "        with:",
-        "          name: eval-results",
+        f"          name: {name}",
         "          path: eval-results/",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def _scalar(text: str) -> str:

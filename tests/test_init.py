@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
 import yaml
 
 from conftest import Project
@@ -55,3 +63,51 @@ def test_existing_harness_section_is_kept(project: Project) -> None:
     outcome = project.run("init")
     assert "kept       pyproject.toml" in outcome.out
     assert (project.root / "pyproject.toml").read_text().count("[tool.harness]") == 1
+
+
+def test_init_shards_writes_a_matrix_and_a_merge_job_that_run(project: Project) -> None:
+    """The workflow's own commands, run as its jobs would: every shard in a fresh results
+    folder uploaded as an artifact, then the merge job over the downloaded artifacts."""
+    outcome = project.run("init", "--shards", "3")
+    assert outcome.code == 0, outcome.err
+    workflow = yaml.safe_load((project.root / ".github/workflows/evals.yml").read_text())
+    shard_job, merge_job = workflow["jobs"]["evals"], workflow["jobs"]["merge"]
+    assert shard_job["strategy"] == {"fail-fast": False, "matrix": {"shard": [1, 2, 3]}}
+    assert merge_job["needs"] == "evals" and merge_job["if"] == "always()"
+    run_step = next(s["run"] for s in shard_job["steps"] if "harness run" in str(s.get("run")))
+    assert run_step == "python -m harness run --shard ${{ matrix.shard }}/3"
+    uploads = [s["with"]["name"] for s in shard_job["steps"] if "upload-artifact" in str(s.get("uses"))]
+    assert uploads == ["eval-results-shard-${{ matrix.shard }}"]
+    download = next(s["with"] for s in merge_job["steps"] if "download-artifact" in str(s.get("uses")))
+    assert download == {"pattern": "eval-results-shard-*", "path": "eval-results",
+                        "merge-multiple": True}
+    merge_step = next(s["run"] for s in merge_job["steps"] if "--merge" in str(s.get("run")))
+
+    shutil.rmtree(project.results)  # init's seeding run is not a CI job's
+    artifacts = project.root.parent / "artifacts"
+    for shard in (1, 2, 3):
+        command = run_step.replace("${{ matrix.shard }}", str(shard))
+        job = _job(project.root, command)
+        assert job.returncode == 0, job.stdout + job.stderr  # two of three shards are empty
+        shutil.move(project.results, artifacts / f"shard-{shard}")
+    for artifact in sorted(artifacts.iterdir()):
+        shutil.copytree(artifact, project.results, dirs_exist_ok=True)
+    merged = _job(project.root, merge_step)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "PASSED: 1 passed, 0 failed of 1 iteration(s)" in merged.stdout
+
+
+def test_init_shards_must_be_a_positive_count(project: Project,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        project.run("init", "--shards", "0")
+    assert exited.value.code == 2
+    assert "'0': give the number of shard jobs, 1 or more" in capsys.readouterr().err
+
+
+def _job(root: Path, command: str) -> subprocess.CompletedProcess[str]:
+    """One workflow ``run:`` line through a shell (the merge step's glob), with this Python."""
+    command = command.replace("python -m", f"{shlex.quote(sys.executable)} -m", 1)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    return subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True,
+                          env=env, check=False)

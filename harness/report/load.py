@@ -67,8 +67,9 @@ def find_run(runs: list[RunInfo], run_id: str | None) -> RunInfo:
     """The run named ``run_id`` (exact, or a unique prefix); the latest when ``None``."""
     if not runs:
         raise RunNotFound("no finished run under eval-results/: run `python -m harness run` first")
-    if run_id is None or run_id == "latest":
-        return runs[-1]
+    if run_id is None or run_id == "latest":  # a shard already merged is a part, not the latest run
+        merged = {str(m.get("run_id")) for r in runs for m in r.data.get("merged_from") or ()}
+        return ([r for r in runs if r.run_id not in merged] or runs)[-1]
     exact = [r for r in runs if r.run_id == run_id or r.path.name == run_id]
     matches = exact or [r for r in runs if r.run_id.startswith(run_id)]
     if len(matches) == 1:
@@ -109,5 +110,13 @@ def load_run(results_root: Path, run_id: str | None = None, *, trend: int = TREN
     runs = list_runs(results_root)
     info = find_run(runs, run_id)
     index = runs.index(info)
-    history = [r.data for r in runs[max(0, index + 1 - trend):index + 1]]
+    # a shard's judge means cover part of a selection: they trend only beside themselves
+    whole = [r for r in runs[:index + 1] if r is info or not _is_shard(r.data)]
+    history = [r.data for r in whole[max(0, len(whole) - trend):]]
     return RunView(info.data, load_records(info.path), history)
+
+
+def _is_shard(data: dict[str, Any]) -> bool:
+    """Whether a run.json is one shard of a run (``run --shard K/N``)."""
+    selection = data.get("selection")
+    return isinstance(selection, dict) and isinstance(selection.get("shard"), dict)

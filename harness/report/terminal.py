@@ -110,7 +110,7 @@ def failure_text(result: IterationResult) -> str:
 
 def render_summary(summary: RunSummary, *, quiet: bool = False, failures: bool = True) -> str:
     """The whole terminal report of a run that just finished."""
-    view = view_of_summary(summary)
+    view = view_of_summary(summary, {"shard": summary.shard} if summary.shard else None)
     by_id = {(r.scenario.id, r.iteration): r for r in summary.results if r.failed}
     text = render_view(view, quiet=quiet, failures=failures, by_id=by_id)
     return f"{text}; records in {summary.results_dir}"
@@ -126,7 +126,12 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
     if blocked:
         parts.append(blocked)
     records = view.records
-    if not records:
+    shard = (view.run.get("selection") or {}).get("shard")
+    if not records and shard:
+        parts.append(f"shard {shard['index']}/{shard['count']} holds none of the "
+                     f"{shard['planned_scenarios']} selected scenario(s): nothing to evaluate "
+                     "here (the merge of the shards judges the whole)")
+    elif not records:
         parts.append("no scenario selected: nothing was evaluated (check the filters)")
     elif not quiet:
         parts.append(coverage_table(records))
