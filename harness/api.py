@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
@@ -68,6 +68,62 @@ class RunOptions:
     """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
 
 
+#: How ``harness run`` spells each option in messages; the pytest plugin passes its own spellings.
+CLI_FLAGS: dict[str, str] = {
+    "recording": "--refresh-cache or --record-missing", "scripted": "--scripted",
+    "max_calls": "--max-calls", "iterations": "--iterations", "concurrency": "--concurrency",
+    "resume": "--resume", "batch": "--batch", "batch_poll_s": "--batch-poll",
+}
+
+
+class OptionsInvalid(ConfigError):
+    """A run option is out of range or means nothing with the others (exit 2, nothing loaded)."""
+
+    code = "eval-options-invalid"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_options(options: RunOptions, flags: dict[str, str] | None = None) -> None:
+    """The one set of rules for the options of a run, whichever front end built them.
+
+    ``harness run``, ``pytest --evals`` and :class:`EvalSession` all call it, so an
+    option refused by one is refused by the others (before any file is read or
+    any call made). Every problem is collected and raised together as
+    :class:`OptionsInvalid`; ``flags`` names the options as the caller's users
+    type them (default: :data:`CLI_FLAGS`).
+    """
+    flag = {**CLI_FLAGS, **(flags or {})}
+    problems: list[str] = []
+    if options.mode not in get_args(Mode):
+        problems.append(f"mode must be one of {', '.join(get_args(Mode))}, got {options.mode!r}")
+    recording = options.mode != "offline"
+    if options.scripted and not recording:
+        problems.append(f"{flag['scripted']} only applies with {flag['recording']} (an offline "
+                        "run answers from the committed cache only)")
+    if options.max_calls is not None and not (_is_int(options.max_calls) and options.max_calls >= 0):
+        problems.append(f"{flag['max_calls']} must be 0 or more, got {options.max_calls}")
+    if options.iterations is not None and not (_is_int(options.iterations)
+                                               and options.iterations >= 1):
+        problems.append(f"{flag['iterations']} must be at least 1, got {options.iterations}")
+    if not (_is_int(options.concurrency) and options.concurrency >= 1):
+        problems.append(f"{flag['concurrency']} must be at least 1, got {options.concurrency}")
+    paid = recording and not options.scripted
+    for name, used in (("resume", options.resume), ("batch", options.batch)):
+        if used and not paid:
+            problems.append(f"{flag[name]} applies only to a paid recording run "
+                            f"({flag['recording']}, without {flag['scripted']})")
+    if options.batch and not options.batch_poll_s > 0:
+        problems.append(f"{flag['batch_poll_s']} must be positive, got {options.batch_poll_s:g}")
+    if len(problems) == 1:
+        raise OptionsInvalid(f"{problems[0]}. Fix the option and run again")
+    if problems:
+        raise OptionsInvalid("\n  ".join([f"{len(problems)} options are invalid (fix each and run "
+                                          "again):", *problems]))
+
+
 class EvalSession:
     """One run, step by step: the CLI loops over it, the pytest plugin runs one item at a time.
 
@@ -89,18 +145,14 @@ class EvalSession:
     ) -> None:
         self.config = config
         self.options = options or RunOptions()
+        validate_options(self.options)
         self.dataset = dataset or load_dataset(config)
-        refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
-        self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
-        _check_iteration_override(config, self.scenarios, self.options.iterations)
-        if self.options.concurrency < 1:
-            raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
+        self.scenarios = select_scenarios(config, self.dataset, self.options)
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
         self.ledger = Ledger()
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
-        _check_recording_options(self.options)
         self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                        self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
@@ -309,9 +361,9 @@ def plan_run(config: HarnessConfig, options: RunOptions, *,
     if options.mode == "offline":
         raise ConfigError("--dry-run only applies with --refresh-cache or --record-missing "
                           "(an offline run calls nothing)")
+    validate_options(options)
     dataset = dataset or load_dataset(config)
-    scenarios = options.selection.apply(dataset.scenarios)
-    _check_iteration_override(config, scenarios, options.iterations)
+    scenarios = select_scenarios(config, dataset, options)  # the path a run selects through
     pairs = [(s, i) for s in scenarios for i in range(options.iterations or s.iterations)]
     store = CacheStore(config.cache, ttl_days=config.ttl_days)
     return make_plan(dataset, store, pairs, mode=options.mode, scripted=options.scripted,
@@ -377,15 +429,17 @@ def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationRes
     return replace(result, counterexamples=found)
 
 
-def _check_recording_options(options: RunOptions) -> None:
-    """``--resume`` and ``--batch`` only mean something for a paid recording run."""
-    paid = options.mode != "offline" and not options.scripted
-    for flag, used in (("--resume", options.resume), ("--batch", options.batch)):
-        if used and not paid:
-            raise ConfigError(f"{flag} applies only to a paid recording run (--refresh-cache or "
-                              "--record-missing, without --scripted)")
-    if options.batch and options.batch_poll_s <= 0:
-        raise ConfigError(f"--batch-poll must be positive, got {options.batch_poll_s:g}")
+def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:
+    """The scenarios a run (or its ``--dry-run`` plan) covers: the one selection path.
+
+    A filter that selects nothing is refused (:func:`~harness.selecting.require_selected`),
+    a cache tree with symbolic links is refused, and an ``--iterations`` override
+    must keep every cache path within the budget.
+    """
+    refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
+    scenarios = require_selected(options.selection, dataset.scenarios)
+    _check_iteration_override(config, scenarios, options.iterations)
+    return scenarios
 
 
 def _check_iteration_override(

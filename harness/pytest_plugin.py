@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from harness.api import EvalSession, Mode, RunOptions
+from harness.api import EvalSession, Mode, RunOptions, validate_options
 from harness.config import HarnessConfig, find_root, load_config
 from harness.datasets import SCENARIO_SUFFIXES, Selection
 from harness.entities import Scenario
@@ -41,6 +41,10 @@ from harness.results import (
 )
 
 _RUN_ID_KEY = "harness_run_id"
+#: How this front end spells the options :func:`harness.api.validate_options` names.
+PYTEST_FLAGS = {"recording": "--evals-refresh-cache or --evals-record-missing",
+                "scripted": "--evals-scripted", "max_calls": "--evals-max-calls",
+                "iterations": "--evals-iterations", "resume": "--evals-resume"}
 
 
 class _State:
@@ -155,6 +159,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """Set up state and make sure the datasets folder is collected (see README, "Which
     items run"): alone, ``--evals`` runs the eval node; with paths, those plus the datasets."""
     state = _State(config)
+    try:  # the rules of `harness run`, in this front end's spellings
+        validate_options(state.options(), PYTEST_FLAGS)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[_STATE] = state
     config.pluginmanager.register(_Reporter(state), "harness-evals-reporter")
     datasets = state.harness_config.datasets
