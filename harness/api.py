@@ -181,7 +181,8 @@ class EvalSession:
         from harness.refresh.plan import make_plan
 
         return make_plan(self.dataset, self.store, self.plan(), mode=self.options.mode,
-                         scripted=self.options.scripted, prices=self.config.prices)
+                         scripted=self.options.scripted, prices=self.config.prices,
+                         now=self.clock())
 
     def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
         """Run, assert and record one scenario iteration (thread-safe)."""
