@@ -16,6 +16,14 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
+from harness.cache.rerecords import (
+    FailedRerecord,
+    failed_path,
+    read_failed,
+    selected_marks,
+    update_failed,
+    warning_text,
+)
 from harness.cache.stamp import check_stamp, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
 from harness.clients.caching import BoundClient
@@ -27,6 +35,7 @@ from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
+from harness.provenance_gate import gate, requirement
 from harness.refresh.ledger import Ledger
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
@@ -148,6 +157,8 @@ class EvalSession:
         validate_options(self.options)
         self.dataset = dataset or load_dataset(config)
         self.scenarios = select_scenarios(config, self.dataset, self.options)
+        self.failed_rerecords = read_failed(config.cache)
+        """Iterations whose last refresh did not obtain every answer (rerecord-failed.json)."""
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
         self.ledger = Ledger()
@@ -167,6 +178,8 @@ class EvalSession:
         if self.options.mode == "offline":
             stamp = check_stamp(config.cache)
             self.summary.stamp_problem = "" if stamp.ok else str(stamp)
+        if warning := self.rerecord_warning():
+            self.summary.notes.append(warning)
 
     def iterations_of(self, scenario: Scenario) -> int:
         """How many iterations a scenario runs (the override, else its own count)."""
@@ -207,11 +220,43 @@ class EvalSession:
                                            request_digest(request))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result)  # no model call
+            result = gate(result, requirement(agent, self.config.require_provenance),
+                          self._stale_mark(scenario, iteration))
             result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
             self._writer.write(result)
         finally:
             self.ledger.iteration_done()
         return result
+
+    def _stale_mark(self, scenario: Scenario, iteration: int) -> FailedRerecord | None:
+        """The failed-refresh mark an iteration replays under (a refresh asks again: none)."""
+        if self.options.mode == "refresh":
+            return None
+        return self.failed_rerecords.get((scenario.id, iteration))
+
+    def rerecord_warning(self) -> str:
+        """The selected iterations that replay answers a failed refresh left (empty: none)."""
+        if self.options.mode == "refresh":
+            return ""
+        marks = selected_marks(self.failed_rerecords, ((s.id, i) for s, i in self.plan()))
+        return warning_text(marks, self.config.relative(failed_path(self.config.cache)))
+
+    def record_failed_rerecords(self) -> list[FailedRerecord]:
+        """After a refresh: list in rerecord-failed.json the iterations of this run that did not
+        obtain every answer, drop those that did (from the run's records: every process's)."""
+        if self.options.mode != "refresh":
+            return []
+        from harness.report.load import load_records
+
+        records = load_records(self._writer.run_dir)
+        update_failed(self.config.cache, records, self.clock())
+        self.failed_rerecords = read_failed(self.config.cache)
+        ran = {(str(r["scenario"]), int(r["iteration"])) for r in records}
+        marks = [mark for key, mark in sorted(self.failed_rerecords.items()) if key in ran]
+        if marks:
+            file = self.config.relative(failed_path(self.config.cache))
+            self.summary.notes.append(warning_text(marks, file, this_run=True))
+        return marks
 
     def update_stamp(self) -> None:
         """After a recording run that wrote entries, make sure the stamp names this cache format.
@@ -247,8 +292,10 @@ class EvalSession:
         self._writer.finish(summary, _selection_record(self.options))
 
     def finish(self) -> RunSummary:
-        """Update the stamp after a recording run, write run.json, return the summary."""
+        """Update the stamp (and rerecord-failed.json) after a recording run, write run.json,
+        return the summary."""
         self.update_stamp()
+        self.record_failed_rerecords()
         self.write_run_file()
         return self.summary
 

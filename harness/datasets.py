@@ -267,6 +267,7 @@ class _Loader:
             max_tool_rounds=data.get("max_tool_rounds", 4),
             entrypoint=self._entrypoint(file, data.get("entrypoint", "")),
             tool_schema=data.get("tool_schema", True),
+            require_provenance=data.get("require_provenance", ""),
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:

@@ -70,6 +70,9 @@ class Agent:
     """``module:function`` of a Python agent that drives the chat client itself (empty: declared)."""
     tool_schema: bool = True
     """Check every tool call against the declared tool parameters (the ``tool_schema`` assertion)."""
+    require_provenance: str = ""
+    """``provider``: answers must come from the provider (:mod:`harness.provenance_gate`);
+    ``any``: no requirement; empty: the project's ``[tool.harness]`` default."""
 
 
 @dataclass(frozen=True, slots=True)

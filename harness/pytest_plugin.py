@@ -348,6 +348,7 @@ class _Reporter:
         eval_session = self.state.session
         if eval_session is None:
             return
+        eval_session.record_failed_rerecords()  # after a refresh, from every process's records
         self.summary = _merged_summary(self.state, eval_session)
         if self.summary is None:
             return
@@ -382,4 +383,4 @@ def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     return RunSummary(run_id=session.summary.run_id, started=session.summary.started,
                       results_dir=session.summary.results_dir,
                       stamp_problem=session.summary.stamp_problem, results=results,
-                      datasets=session.summary.datasets)
+                      datasets=session.summary.datasets, notes=list(session.summary.notes))

@@ -134,6 +134,8 @@ class RunSummary:
     """Declared metric values, computed when the run finishes."""
     accounting: dict[str, int | None] | None = None
     """The ledger's totals of a recording run (paid attempts, retries, journal...); None offline."""
+    notes: list[str] = field(default_factory=list)
+    """Warnings printed above the summary: iterations that replay answers a failed refresh left."""
 
     @property
     def counts(self) -> Counter[str]:
