@@ -12,7 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
@@ -35,6 +35,8 @@ from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
+from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
+from harness.options import validate_options as validate_options  # the library's option rules
 from harness.provenance_gate import gate, requirement
 from harness.refresh.ledger import Ledger
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
@@ -47,8 +49,6 @@ if TYPE_CHECKING:
     from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
 
-#: offline: cache or fail. refresh: re-record every selected call. record-missing: only misses.
-Mode = Literal["offline", "refresh", "record-missing"]
 #: Parallel calls of a recording run unless ``--concurrency`` says otherwise.
 DEFAULT_CONCURRENCY = 8
 
@@ -75,62 +75,6 @@ class RunOptions:
     """Seconds between two polls of a batch."""
     batch_retry_errors: bool = False
     """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
-
-
-#: How ``harness run`` spells each option in messages; the pytest plugin passes its own spellings.
-CLI_FLAGS: dict[str, str] = {
-    "recording": "--refresh-cache or --record-missing", "scripted": "--scripted",
-    "max_calls": "--max-calls", "iterations": "--iterations", "concurrency": "--concurrency",
-    "resume": "--resume", "batch": "--batch", "batch_poll_s": "--batch-poll",
-}
-
-
-class OptionsInvalid(ConfigError):
-    """A run option is out of range or means nothing with the others (exit 2, nothing loaded)."""
-
-    code = "eval-options-invalid"
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def validate_options(options: RunOptions, flags: dict[str, str] | None = None) -> None:
-    """The one set of rules for the options of a run, whichever front end built them.
-
-    ``harness run``, ``pytest --evals`` and :class:`EvalSession` all call it, so an
-    option refused by one is refused by the others (before any file is read or
-    any call made). Every problem is collected and raised together as
-    :class:`OptionsInvalid`; ``flags`` names the options as the caller's users
-    type them (default: :data:`CLI_FLAGS`).
-    """
-    flag = {**CLI_FLAGS, **(flags or {})}
-    problems: list[str] = []
-    if options.mode not in get_args(Mode):
-        problems.append(f"mode must be one of {', '.join(get_args(Mode))}, got {options.mode!r}")
-    recording = options.mode != "offline"
-    if options.scripted and not recording:
-        problems.append(f"{flag['scripted']} only applies with {flag['recording']} (an offline "
-                        "run answers from the committed cache only)")
-    if options.max_calls is not None and not (_is_int(options.max_calls) and options.max_calls >= 0):
-        problems.append(f"{flag['max_calls']} must be 0 or more, got {options.max_calls}")
-    if options.iterations is not None and not (_is_int(options.iterations)
-                                               and options.iterations >= 1):
-        problems.append(f"{flag['iterations']} must be at least 1, got {options.iterations}")
-    if not (_is_int(options.concurrency) and options.concurrency >= 1):
-        problems.append(f"{flag['concurrency']} must be at least 1, got {options.concurrency}")
-    paid = recording and not options.scripted
-    for name, used in (("resume", options.resume), ("batch", options.batch)):
-        if used and not paid:
-            problems.append(f"{flag[name]} applies only to a paid recording run "
-                            f"({flag['recording']}, without {flag['scripted']})")
-    if options.batch and not options.batch_poll_s > 0:
-        problems.append(f"{flag['batch_poll_s']} must be positive, got {options.batch_poll_s:g}")
-    if len(problems) == 1:
-        raise OptionsInvalid(f"{problems[0]}. Fix the option and run again")
-    if problems:
-        raise OptionsInvalid("\n  ".join([f"{len(problems)} options are invalid (fix each and run "
-                                          "again):", *problems]))
 
 
 class EvalSession:

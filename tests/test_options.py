@@ -14,8 +14,9 @@ import sys
 import pytest
 
 from conftest import Project
-from harness.api import OptionsInvalid, RunOptions, validate_options
+from harness.api import RunOptions
 from harness.datasets import Selection
+from harness.options import OptionsInvalid, validate_options
 
 USAGE = int(pytest.ExitCode.USAGE_ERROR)
 

@@ -26,9 +26,9 @@ reported at the end.
 Estimates. Input tokens are the characters of each call's canonical request
 (messages, options and tool declarations as JSON) divided by four, the usual
 rule of thumb for English text with OpenAI and Anthropic tokenisers; a judge
-call whose case is not known yet is estimated from its prompt plus the agent's
-request. Output tokens are bounded by the call's ``max_tokens`` (or
-``max_completion_tokens``) option when it has one. The cost uses the optional
+or rubric call whose case is not known yet is estimated from its prompt plus the
+expected behaviour and the conversation it will read. Output tokens are bounded
+by the call's ``max_tokens`` (or ``max_completion_tokens``) option when it has one. The cost uses the optional
 ``[tool.harness.prices]`` table (US dollars per million tokens, per model id)::
 
     [tool.harness.prices]
@@ -301,10 +301,10 @@ def _count_unknown(plan: CallPlan, agent: Agent, scenario: Scenario, request: Js
         model = plan.models.setdefault(agent.model, ModelPlan())
         model.follow_ups += agent.max_tool_rounds
         _count(plan, agent.model, request, follow_ups=agent.max_tool_rounds)
-    agent_chars = len(canonical_json(request))
+    case_chars = _case_chars(scenario, request)
     for item in scenario.judge:
         judge_request: JsonObject = {"options": item.get("options") or {}}
-        chars = len(str(item.get("prompt", ""))) + agent_chars
+        chars = len(str(item.get("prompt", ""))) + case_chars
         _count(plan, str(item["model"]), judge_request, chars=chars)
         plan.judge_calls += 1
     expected = expected_decision(scenario, agent.decision_path)
@@ -313,13 +313,20 @@ def _count_unknown(plan: CallPlan, agent: Agent, scenario: Scenario, request: Js
         if holds is False:
             continue
         rubric_request: JsonObject = {"options": item.get("options") or {}}
-        chars = len(RUBRIC_PROMPT) + len(str(item.get("rule", ""))) + agent_chars
+        chars = len(RUBRIC_PROMPT) + len(str(item.get("rule", ""))) + case_chars
         if holds is None:  # depends on the answer: a bound, like the tool-loop follow-ups
             plan.models.setdefault(str(item["model"]), ModelPlan()).conditional += 1
             _count(plan, str(item["model"]), rubric_request, chars=chars, follow_ups=1)
         else:
             _count(plan, str(item["model"]), rubric_request, chars=chars)
             plan.rubric_calls += 1
+
+
+def _case_chars(scenario: Scenario, request: JsonObject) -> int:
+    """Characters of the case a judge reads before the answer is known: the expected behaviour
+    and the conversation (the agent's system prompt and tool declarations are not sent)."""
+    messages = [m for m in request.get("messages") or [] if m.get("role") != "system"]
+    return len(scenario.description) + len(canonical_json(messages))
 
 
 def _count(plan: CallPlan, model: str, request: JsonObject, *, chars: int | None = None,
