@@ -193,7 +193,8 @@ class EvalSession:
         from harness.report.load import load_records
 
         records = load_records(self._writer.run_dir)
-        update_failed(self.config.cache, records, self.clock())
+        update_failed(self.config.cache, records, self.clock(),
+                      scenarios={s.id for s in self.dataset.scenarios})
         self.failed_rerecords = read_failed(self.config.cache)
         ran = {(str(r["scenario"]), int(r["iteration"])) for r in records}
         marks = [mark for key, mark in sorted(self.failed_rerecords.items()) if key in ran]

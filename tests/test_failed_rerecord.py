@@ -105,6 +105,10 @@ def test_a_refresh_that_obtains_every_answer_clears_the_list(
     assert (project.root / FAILED).is_file()
     assert project.run("run", "--refresh-cache", "--scenario", "greeting").code == 0
     assert not (project.root / FAILED).exists()
+    recorded(project, server, require_provenance="provider")  # listed again, then deleted:
+    (project.datasets / "helper/acme/greeting.yaml").unlink()
+    assert project.run("run", "--refresh-cache").code == 0
+    assert not (project.root / FAILED).exists()  # a refresh drops a deleted scenario's line
     offline = project.run("run")
     assert offline.code == 0 and "warning:" not in offline.out
     assert "no iteration replays answers a failed refresh left" in check_line(project)
@@ -175,8 +179,8 @@ def test_pytest_evals_lists_and_gates_the_same_way(project: Project, server: Pro
                            capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stdout + first.stderr
     server.answer = refuse("Question for greeting?")
-    refresh = subprocess.run([*command, "--evals-refresh-cache"], cwd=project.root, env=env,
-                             capture_output=True, text=True, timeout=120)
+    refresh = subprocess.run([*command, "--evals-refresh-cache", "-n", "2"], cwd=project.root,
+                             env=env, capture_output=True, text=True, timeout=120)  # xdist
     assert refresh.returncode == 1
     assert "keep older answers" in refresh.stdout
     assert (project.root / FAILED).is_file()

@@ -8,7 +8,8 @@ iteration of the run with a call that failed for good gets a line (the
 purposes not obtained, when, why), each iteration whose every call was
 answered loses its line, iterations the run did not select keep theirs. A
 record-missing run never removes a line (it does not ask again for what the
-cache holds); an empty list removes the file. ``run`` and ``check`` read it:
+cache holds); a refresh drops the lines of scenarios that no longer exist; an
+empty list removes the file. ``run`` and ``check`` read it:
 they list the iterations, and an agent with ``require_provenance: provider``
 fails them (:mod:`harness.provenance_gate`).
 
@@ -19,7 +20,7 @@ cache); the write is atomic and happens only when the content changes.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -119,11 +120,15 @@ def _mark_of(item: Any) -> FailedRerecord:
                           str(item.get("reason", "")))
 
 
-def update_failed(cache_root: Path, records: Iterable[Mapping[str, Any]], now: datetime) -> bool:
+def update_failed(cache_root: Path, records: Iterable[Mapping[str, Any]], now: datetime,
+                  scenarios: Collection[str] | None = None) -> bool:
     """After a refresh: list the iterations of ``records`` (run records) with a call that failed
-    for good, drop those whose every call was answered. True when the file changed."""
+    for good, drop those whose every call was answered, and (given the ids of every current
+    ``scenarios``) drop the lines of deleted scenarios. True when the file changed."""
     marks = read_failed(cache_root)
     before = dict(marks)
+    if scenarios is not None:
+        marks = {key: mark for key, mark in marks.items() if key[0] in scenarios}
     for record in records:
         key = (str(record["scenario"]), int(record["iteration"]))
         failed = tuple(dict.fromkeys(str(call.get("purpose") or "")
