@@ -189,3 +189,14 @@ def test_pytest_evals_lists_and_gates_the_same_way(project: Project, server: Pro
     assert offline.returncode == 1, offline.stdout
     assert "eval-provenance-required" in offline.stdout
     assert "warning: 1 iteration(s) replay older answers" in offline.stdout
+
+
+def test_a_failed_first_recording_lists_nothing(project: Project, server: ProviderServer) -> None:
+    """No older answer stays under the key: offline it is a miss, which explains itself."""
+    point_agent(project, server)
+    project.scenario("helper/acme/greeting")
+    server.answer = refuse("Question for greeting?")
+    assert project.run("run", "--refresh-cache").code == 1
+    assert not (project.root / FAILED).exists()
+    offline = project.run("run")
+    assert offline.code == 1 and "[missed]" in offline.out and "warning:" not in offline.out

@@ -3,15 +3,18 @@
 A ``--refresh-cache`` call that fails (a context overflow, a 500, a timeout)
 writes nothing, so the entry an earlier recording left under the same key
 stays, and the next offline run would replay it green as if it were fresh.
-This committed file says so. A refresh run rewrites it at the end: each
-iteration of the run with a call that failed for good gets a line (the
-purposes not obtained, when, why), each iteration whose every call was
-answered loses its line, iterations the run did not select keep theirs. A
-record-missing run never removes a line (it does not ask again for what the
-cache holds); a refresh drops the lines of scenarios that no longer exist; an
-empty list removes the file. ``run`` and ``check`` read it:
-they list the iterations, and an agent with ``require_provenance: provider``
-fails them (:mod:`harness.provenance_gate`).
+This committed file says so. A refresh run rewrites it at the end:
+
+- an iteration of the run with a call that failed for good while an older
+  answer stays under its key gets a line (the purposes not obtained, when,
+  why); a failed call with no older answer needs none: offline, it misses;
+- an iteration whose every call was answered loses its line, iterations the
+  run did not select keep theirs, and lines of deleted scenarios go;
+- a record-missing run never removes a line (it does not ask again for what
+  the cache holds); an empty list removes the file.
+
+``run`` and ``check`` read it: they list the iterations, and an agent with
+``require_provenance: provider`` fails them (:mod:`harness.provenance_gate`).
 
 Only a recording run writes it (an offline run writes zero bytes under the
 cache); the write is atomic and happens only when the content changes.
@@ -132,7 +135,8 @@ def update_failed(cache_root: Path, records: Iterable[Mapping[str, Any]], now: d
     for record in records:
         key = (str(record["scenario"]), int(record["iteration"]))
         failed = tuple(dict.fromkeys(str(call.get("purpose") or "")
-                                     for call in record.get("calls") or [] if call.get("failed")))
+                                     for call in record.get("calls") or []
+                                     if call.get("failed") and _kept(cache_root, call)))
         if failed:
             marks[key] = FailedRerecord(key[0], key[1], format_time(now), failed, _reason(record))
         else:
@@ -150,6 +154,13 @@ def update_failed(cache_root: Path, records: Iterable[Mapping[str, Any]], now: d
                  "older answers. Re-record them; a refresh that obtains every answer removes them.",
         "iterations": ordered}))
     return True
+
+
+def _kept(cache_root: Path, call: Mapping[str, Any]) -> bool:
+    """Whether a failed call left an older answer in place (its entry folder exists). Without
+    one, the offline run misses there and says so itself: nothing would replay green."""
+    entry = call.get("entry")
+    return isinstance(entry, str) and bool(entry) and (cache_root / entry).is_dir()
 
 
 def _reason(record: Mapping[str, Any]) -> str:
