@@ -12,10 +12,18 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
+from harness.cache.rerecords import (
+    FailedRerecord,
+    failed_path,
+    read_failed,
+    selected_marks,
+    update_failed,
+    warning_text,
+)
 from harness.cache.stamp import check_stamp, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
 from harness.clients.caching import BoundClient
@@ -27,6 +35,9 @@ from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
+from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
+from harness.options import validate_options as validate_options  # the library's option rules
+from harness.provenance_gate import gate, requirement
 from harness.refresh.ledger import Ledger
 from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
 from harness.scoring import metric_values, score_iteration
@@ -40,8 +51,6 @@ if TYPE_CHECKING:
     from harness.refresh.progress import Progress
     from harness.wire.binding import WireBinding
 
-#: offline: cache or fail. refresh: re-record every selected call. record-missing: only misses.
-Mode = Literal["offline", "refresh", "record-missing"]
 #: Parallel calls of a recording run unless ``--concurrency`` says otherwise.
 DEFAULT_CONCURRENCY = 8
 
@@ -93,23 +102,21 @@ class EvalSession:
     ) -> None:
         self.config = config
         self.options = options or RunOptions()
+        validate_options(self.options)
         self.dataset = dataset or load_dataset(config)
-        refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
-        self.scenarios = require_selected(self.options.selection, self.dataset.scenarios)
+        self.scenarios = select_scenarios(config, self.dataset, self.options)
         self.shard_record: dict[str, Any] | None = None
         """What run.json records of the split when this run is one shard (else None)."""
         if self.options.shard is not None:
             shard = plan_shard(self.options.shard, self.scenarios, self.iterations_of)
             self.scenarios, self.shard_record = shard.scenarios, shard.record
-        _check_iteration_override(config, self.scenarios, self.options.iterations)
-        if self.options.concurrency < 1:
-            raise ConfigError(f"--concurrency must be at least 1, got {self.options.concurrency}")
+        self.failed_rerecords = read_failed(config.cache)
+        """Iterations whose last refresh did not obtain every answer (rerecord-failed.json)."""
         self.clock = clock
         self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
         self.ledger = Ledger()
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
-        _check_recording_options(self.options)
         if self.options.batch:
             agents = self.dataset.agents
             wire_agents = sorted({s.agent for s in self.scenarios if _calls_at_the_wire(agents[s.agent])})
@@ -132,6 +139,8 @@ class EvalSession:
         if self.options.mode == "offline":
             stamp = check_stamp(config.cache)
             self.summary.stamp_problem = "" if stamp.ok else str(stamp)
+        if warning := self.rerecord_warning():
+            self.summary.notes.append(warning)
 
     def iterations_of(self, scenario: Scenario) -> int:
         """How many iterations a scenario runs (the override, else its own count)."""
@@ -146,7 +155,8 @@ class EvalSession:
         from harness.refresh.plan import make_plan
 
         return make_plan(self.dataset, self.store, self.plan(), mode=self.options.mode,
-                         scripted=self.options.scripted, prices=self.config.prices)
+                         scripted=self.options.scripted, prices=self.config.prices,
+                         now=self.clock())
 
     def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
         """Run, assert and record one scenario iteration (thread-safe)."""
@@ -174,11 +184,44 @@ class EvalSession:
                                            self.dataset.tenant_params(scenario))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result)  # no model call
+            result = gate(result, requirement(agent, self.config.require_provenance),
+                          self._stale_mark(scenario, iteration))
             result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
             self._writer.write(result)
         finally:
             self.ledger.iteration_done()
         return result
+
+    def _stale_mark(self, scenario: Scenario, iteration: int) -> FailedRerecord | None:
+        """The failed-refresh mark an iteration replays under (a refresh asks again: none)."""
+        if self.options.mode == "refresh":
+            return None
+        return self.failed_rerecords.get((scenario.id, iteration))
+
+    def rerecord_warning(self) -> str:
+        """The selected iterations that replay answers a failed refresh left (empty: none)."""
+        if self.options.mode == "refresh":
+            return ""
+        marks = selected_marks(self.failed_rerecords, ((s.id, i) for s, i in self.plan()))
+        return warning_text(marks, self.config.relative(failed_path(self.config.cache)))
+
+    def record_failed_rerecords(self) -> list[FailedRerecord]:
+        """After a refresh: list in rerecord-failed.json the iterations of this run that did not
+        obtain every answer, drop those that did (from the run's records: every process's)."""
+        if self.options.mode != "refresh":
+            return []
+        from harness.report.load import load_records
+
+        records = load_records(self._writer.run_dir)
+        update_failed(self.config.cache, records, self.clock(),
+                      scenarios={s.id for s in self.dataset.scenarios})
+        self.failed_rerecords = read_failed(self.config.cache)
+        ran = {(str(r["scenario"]), int(r["iteration"])) for r in records}
+        marks = [mark for key, mark in sorted(self.failed_rerecords.items()) if key in ran]
+        if marks:
+            file = self.config.relative(failed_path(self.config.cache))
+            self.summary.notes.append(warning_text(marks, file, this_run=True))
+        return marks
 
     def update_stamp(self) -> None:
         """After a recording run that wrote entries, make sure the stamp names this cache format.
@@ -217,8 +260,10 @@ class EvalSession:
         self._writer.finish(summary, selection)
 
     def finish(self) -> RunSummary:
-        """Update the stamp after a recording run, write run.json, return the summary."""
+        """Update the stamp (and rerecord-failed.json) after a recording run, write run.json,
+        return the summary."""
         self.update_stamp()
+        self.record_failed_rerecords()
         self.write_run_file()
         return self.summary
 
@@ -332,12 +377,12 @@ def plan_run(config: HarnessConfig, options: RunOptions, *,
     if options.mode == "offline":
         raise ConfigError("--dry-run only applies with --refresh-cache or --record-missing "
                           "(an offline run calls nothing)")
+    validate_options(options)
     dataset = dataset or load_dataset(config)
-    scenarios = options.selection.apply(dataset.scenarios)
+    scenarios = select_scenarios(config, dataset, options)  # the path a run selects through
     if options.shard is not None:
         scenarios = plan_shard(options.shard, scenarios,
                                lambda s: options.iterations or s.iterations).scenarios
-    _check_iteration_override(config, scenarios, options.iterations)
     pairs = [(s, i) for s in scenarios for i in range(options.iterations or s.iterations)]
     store = CacheStore(config.cache, ttl_days=config.ttl_days)
     return make_plan(dataset, store, pairs, mode=options.mode, scripted=options.scripted,
@@ -458,15 +503,17 @@ def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationRes
     return replace(result, counterexamples=found)
 
 
-def _check_recording_options(options: RunOptions) -> None:
-    """``--resume`` and ``--batch`` only mean something for a paid recording run."""
-    paid = options.mode != "offline" and not options.scripted
-    for flag, used in (("--resume", options.resume), ("--batch", options.batch)):
-        if used and not paid:
-            raise ConfigError(f"{flag} applies only to a paid recording run (--refresh-cache or "
-                              "--record-missing, without --scripted)")
-    if options.batch and options.batch_poll_s <= 0:
-        raise ConfigError(f"--batch-poll must be positive, got {options.batch_poll_s:g}")
+def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:
+    """The scenarios a run (or its ``--dry-run`` plan) covers: the one selection path.
+
+    A filter that selects nothing is refused (:func:`~harness.selecting.require_selected`),
+    a cache tree with symbolic links is refused, and an ``--iterations`` override
+    must keep every cache path within the budget.
+    """
+    refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
+    scenarios = require_selected(options.selection, dataset.scenarios)
+    _check_iteration_override(config, scenarios, options.iterations)
+    return scenarios
 
 
 def _check_iteration_override(

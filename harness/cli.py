@@ -240,20 +240,15 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.api import DEFAULT_CONCURRENCY, Mode, RunOptions, run_evals
+    from harness.api import DEFAULT_CONCURRENCY, Mode, RunOptions, run_evals, validate_options
     from harness.datasets import Selection
     from harness.errors import ConfigError
     from harness.project import load_project
     from harness.report import parse_report_option
     from harness.report.terminal import render_summary
 
-    if args.scripted and not (args.refresh_cache or args.record_missing):
-        raise ConfigError("--scripted only applies with --refresh-cache or --record-missing")
-    if args.max_calls is not None and args.max_calls < 0:
-        raise ConfigError(f"--max-calls must be 0 or more, got {args.max_calls}")
     if args.progress_interval <= 0:
         raise ConfigError(f"--progress-interval must be positive, got {args.progress_interval}")
-    config = load_project(args.project)
     mode: Mode = ("refresh" if args.refresh_cache
                   else "record-missing" if args.record_missing else "offline")
     options = RunOptions(
@@ -268,6 +263,8 @@ def _run(args: argparse.Namespace) -> int:
         batch_retry_errors=args.batch_retry_errors,
         shard=_shard_spec(args.shard, args.shard_durations),
     )
+    validate_options(options)  # the library's rules, before the project is read
+    config = load_project(args.project)
     if args.dry_run:
         from harness.api import plan_run
 

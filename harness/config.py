@@ -31,7 +31,10 @@ _KNOWN_KEYS = {
     "requests_per_minute",
     "allowlist",
     "prices",
+    "require_provenance",
 }
+#: ``require_provenance`` values (see harness/provenance_gate.py); ``any`` gates nothing.
+PROVENANCE_REQUIREMENTS = ("any", "provider")
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ class HarnessConfig:
     """The secrets guard's allowlist named by ``allowlist`` (``None``: the default file, optional).
 
     Every ``[tool.harness]`` key is parsed here, once: no guard reads pyproject.toml again."""
+    require_provenance: str = "any"
+    """The default of every agent's ``require_provenance`` (``provider``: scripted or stale
+    answers fail ``run`` and ``check``)."""
     declared: bool = False
     """Whether pyproject.toml has a ``[tool.harness]`` section (the defaults need none, but
     outside any harness project a command says so instead of failing on missing folders)."""
@@ -158,6 +164,11 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path, *,
 
     prices, price_problems = parse_prices(section.get("prices", {}), where)
     problems.extend(price_problems)
+    require_provenance = section.get("require_provenance", "any")
+    if require_provenance not in PROVENANCE_REQUIREMENTS:
+        problems.append(f"{where}: 'require_provenance' must be one of "
+                        f"{', '.join(PROVENANCE_REQUIREMENTS)}, got {require_provenance!r}")
+        require_provenance = "any"
 
     config = HarnessConfig(
         root=root,
@@ -171,6 +182,7 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path, *,
         requests_per_minute=requests_per_minute,
         prices=prices,
         allowlist=(root / allowlist).resolve() if allowlist else None,
+        require_provenance=require_provenance,
         declared=declared,
     )
     if config.results == config.cache or config.cache in config.results.parents:

@@ -289,6 +289,7 @@ class _Loader:
             command=command,
             command_timeout_s=float(data.get("command_timeout_s", 300.0)),
             tool_schema=data.get("tool_schema", True),
+            require_provenance=data.get("require_provenance", ""),
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:

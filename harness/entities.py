@@ -80,6 +80,10 @@ class Agent:
         """Whether the agent's own code calls its model (its exchanges are cached at the wire)."""
         return bool(self.entrypoint or self.command)
 
+    require_provenance: str = ""
+    """``provider``: answers must come from the provider (:mod:`harness.provenance_gate`);
+    ``any``: no requirement; empty: the project's ``[tool.harness]`` default."""
+
 
 @dataclass(frozen=True, slots=True)
 class Scenario:

@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from harness.api import EvalSession, Mode, RunOptions
+from harness.api import EvalSession, Mode, RunOptions, validate_options
 from harness.config import HarnessConfig, find_root, load_config
 from harness.datasets import SCENARIO_SUFFIXES, Selection
 from harness.entities import Scenario
@@ -42,6 +42,10 @@ from harness.results import (
 from harness.shards import ShardSpec
 
 _RUN_ID_KEY = "harness_run_id"
+#: How this front end spells the options :func:`harness.api.validate_options` names.
+PYTEST_FLAGS = {"recording": "--evals-refresh-cache or --evals-record-missing",
+                "scripted": "--evals-scripted", "max_calls": "--evals-max-calls",
+                "iterations": "--evals-iterations", "resume": "--evals-resume"}
 
 
 class _State:
@@ -167,6 +171,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """Set up state and make sure the datasets folder is collected (see README, "Which
     items run"): alone, ``--evals`` runs the eval node; with paths, those plus the datasets."""
     state = _State(config)
+    try:  # the rules of `harness run`, in this front end's spellings
+        validate_options(state.options(), PYTEST_FLAGS)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[_STATE] = state
     config.pluginmanager.register(_Reporter(state), "harness-evals-reporter")
     datasets = state.harness_config.datasets
@@ -352,6 +360,7 @@ class _Reporter:
         eval_session = self.state.session
         if eval_session is None:
             return
+        eval_session.record_failed_rerecords()  # after a refresh, from every process's records
         self.summary = _merged_summary(self.state, eval_session)
         if self.summary is None:
             return
@@ -395,4 +404,5 @@ def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     return RunSummary(run_id=session.summary.run_id, started=session.summary.started,
                       results_dir=session.summary.results_dir,
                       stamp_problem=session.summary.stamp_problem, results=results,
-                      datasets=session.summary.datasets, shard=session.summary.shard)
+                      datasets=session.summary.datasets, shard=session.summary.shard,
+                      notes=list(session.summary.notes))

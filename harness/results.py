@@ -138,6 +138,8 @@ class RunSummary:
     """The split of one shard of a run (``--shard K/N``, see :mod:`harness.shards`): running
     nothing is then no failure of its own, since a selection of fewer scenarios than shards
     leaves some empty; the merge judges the whole. """
+    notes: list[str] = field(default_factory=list)
+    """Warnings printed above the summary: iterations that replay answers a failed refresh left."""
 
     @property
     def counts(self) -> Counter[str]:

@@ -20,7 +20,7 @@ def test_healthy_project_passes_every_guard_with_exit_0(project: Project,
     assert outcome.code == 0, outcome.out
     for guard in GUARDS:
         assert guard in outcome.out
-    assert "PASSED: 9 guard(s), no finding" in outcome.out
+    assert "PASSED: 10 guard(s), no finding" in outcome.out
     assert "worst path" in outcome.out and "/160 chars" in outcome.out
 
 

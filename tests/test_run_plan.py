@@ -3,6 +3,7 @@ first call, a paid run prints the plan first; counts follow the documented rules
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -153,3 +154,77 @@ def test_pytest_max_calls_refuses_before_any_call(project: Project, server: Prov
     assert not project.cache.exists()
     offline = _pytest_evals(project)
     assert "plan: " not in offline.stdout  # an offline run plans nothing
+
+
+# -- rubric items are planned calls (issue 19, item 9) ----------------------------------------
+
+RUBRIC = [{"name": "always", "rule": "Be polite."},
+          {"name": "only-negative", "rule": "Refuse politely.", "when": {"types": ["negative"]}},
+          {"name": "on-ask", "rule": "Ask one question.", "when": {"actual": ["ask"]}}]
+
+
+def rubric_agent(project: Project, server: ProviderServer, rubric: list[dict[str, object]]) -> None:
+    point_agent(project, server, judge={"provider": "openai", "model": "judge-1"}, rubric=rubric)
+    project.scenario("helper/acme/greeting")
+    project.scenario("helper/acme/refusal", type="negative")
+
+
+def test_rubric_calls_are_planned_and_max_calls_counts_them(
+        project: Project, server: ProviderServer) -> None:
+    """2 agent calls + 2 ``always`` + 1 ``only-negative`` are certain; ``on-ask`` depends on the
+    answer's decision, so it is a bound of 2 more."""
+    rubric_agent(project, server, RUBRIC)
+    dry = project.run("run", "--refresh-cache", "--dry-run")
+    assert dry.code == 0, dry.err
+    assert ("calls to make: 5 (3 of them rubric calls), up to 7 with rubric items whose `when` "
+            "depends on the answer") in dry.out
+    assert "judge-1: 3 call(s) + up to 2 rubric call(s) depending on the answer" in dry.out
+    refused = project.run("run", "--refresh-cache", "--max-calls", "6")
+    assert refused.code == 2 and "may need 7 calls (5 certain + 2 possible rubric calls" in refused.err
+    assert server.requests == [] and not project.cache.exists()
+    ran = project.run("run", "--refresh-cache", "--max-calls", "7")
+    assert ran.code == 0, ran.err
+    assert len(server.requests) == 5  # no answer decided "ask": the bound was not reached
+    purposes = sorted(call.get("purpose", "") for r in project.records() for call in r["calls"])
+    assert purposes == ["", "", "rubric:always", "rubric:always", "rubric:only-negative"]
+
+
+def test_record_missing_plans_a_new_rubric_item_over_a_recorded_answer(
+        project: Project, server: ProviderServer) -> None:
+    rubric_agent(project, server, RUBRIC)
+    assert project.run("run", "--refresh-cache").code == 0
+    server.requests.clear()
+    rubric_agent(project, server, [*RUBRIC, {"name": "new-rule", "rule": "Be brief."}])
+    dry = project.run("run", "--record-missing", "--dry-run")
+    assert "calls to make: 2 (2 of them rubric calls)" in dry.out, dry.out
+    assert "up to" not in dry.out.split("calls to make:")[1].splitlines()[0]
+    assert project.run("run", "--record-missing", "--max-calls", "1").code == 2
+    ran = project.run("run", "--record-missing", "--max-calls", "2")
+    assert ran.code == 0, ran.err
+    assert len(server.requests) == 2
+
+
+def test_a_scripted_recording_of_the_examples_makes_exactly_the_planned_calls(
+        project: Project) -> None:
+    """Every example agent, recorded from its script: the plan printed before the first call is
+    the number of calls run.json's ledger counts, per kind (agent, judge, rubric) too."""
+    import re
+    import shutil
+
+    from conftest import REPO_ROOT
+
+    shutil.copytree(REPO_ROOT / "eval-datasets", project.datasets)
+    outcome = project.run("run", "--refresh-cache", "--scripted", "-q")
+    assert outcome.code == 0, outcome.err
+    line = outcome.err.split("calls to make: ", 1)[1].splitlines()[0]
+    found = re.fullmatch(r"(\d+) \((\d+) of them judge calls, (\d+) rubric calls\)", line)
+    assert found, line  # exact: no "up to" bound in a scripted plan
+    planned, judges, rubric = (int(n) for n in found.groups())
+    run_file = next((project.results / "results").glob("*/run.json"))
+    accounting = json.loads(run_file.read_text(encoding="utf-8"))["accounting"]
+    assert accounting["scripted"] + accounting["failed_calls"] == planned
+    calls = [call for record in project.records() for call in record["calls"]]
+    assert len(calls) == planned
+    assert sum(c.get("purpose", "").startswith("judge:") for c in calls) == judges
+    assert sum(c.get("purpose", "").startswith("rubric:") for c in calls) == rubric
+    assert rubric > 0  # the examples grade through rubric items

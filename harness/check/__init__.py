@@ -14,6 +14,7 @@ integrity  every entry parses, matches its folder, and has both files intact
 unused     entries nothing references, and scenarios with no entry
 secrets    API keys, private keys and personal data in datasets and cache
 watch      with ``--since``: a watched path changed without a re-record
+rerecord   iterations a failed refresh left on older answers; provenance an agent requires
 ========== =====================================================================
 
 Guards that cannot observe what they guard (no git repository, an empty
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from harness.check import attributes, budget, git, integrity, secrets, stamp, unused, watch
+from harness.check import attributes, budget, git, integrity, rerecord, secrets, stamp, unused, watch
 from harness.check.context import CheckContext, build_context
 from harness.check.findings import CheckReport, Finding, GuardResult
 from harness.config import HarnessConfig
@@ -37,7 +38,7 @@ __all__ = ["GUARDS", "CheckReport", "Finding", "GuardResult", "run_checks"]
 #: Every guard in report order; each is ``check(ctx) -> GuardResult``.
 GUARDS: tuple[Callable[[CheckContext], GuardResult], ...] = (
     stamp.check, budget.check, git.check, attributes.check, integrity.check,
-    unused.check, secrets.check, watch.check,
+    unused.check, secrets.check, watch.check, rerecord.check,
 )
 
 

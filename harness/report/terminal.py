@@ -113,7 +113,8 @@ def render_summary(summary: RunSummary, *, quiet: bool = False, failures: bool =
     view = view_of_summary(summary, {"shard": summary.shard} if summary.shard else None)
     by_id = {(r.scenario.id, r.iteration): r for r in summary.results if r.failed}
     text = render_view(view, quiet=quiet, failures=failures, by_id=by_id)
-    return f"{text}; records in {summary.results_dir}"
+    notes = "".join(f"{note}\n" for note in summary.notes)  # failed re-records: never silent
+    return f"{notes}{text}; records in {summary.results_dir}"
 
 
 def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
