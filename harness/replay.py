@@ -24,6 +24,7 @@ from harness.errors import CacheError
 from harness.key import compute_key
 from harness.rerecord import Rerecord
 from harness.scoring import score_iteration
+from harness.wire.binding import WireRecorder
 
 
 @dataclass(frozen=True)
@@ -80,11 +81,19 @@ def replay_reads(config: HarnessConfig, dataset: Dataset, selection: Selection,
             caching = clients[agent.name] = CachingClient(offline, store, clock=lambda: now,
                                                           rerecord=Rerecord.of(agent))
         request = dataset.request_for(scenario)
+        # An SDK agent's calls go through the wire: answered offline from the same store, or
+        # refused (never sent: an unbound SDK client would call out with the placeholder key).
+        recorder = (WireRecorder("offline", store, refresh=False, clock=lambda: now,
+                                 offline=caching.inner if isinstance(caching.inner, OfflineClient)
+                                 else None, rerecord=Rerecord.of(agent))
+                    if agent.entrypoint else None)
         for iteration in range(scenario.iterations):
             client = _ReadingClient(caching, scenario.id, iteration)
+            wire = recorder.bind(scenario.id, iteration, client.calls) if recorder else None
             failure = message = ""
             try:
-                result, output = run_iteration(agent, scenario, iteration, request, client, "")
+                result, output = run_iteration(agent, scenario, iteration, request, client, "", wire,
+                                               dataset.tenant_params(scenario))
                 if result.status in REPLAY_FAILURES:
                     failure, message = result.status, result.message
                 else:
