@@ -239,3 +239,39 @@ def test_a_wrong_scripted_answer_seeded_at_the_wire_is_rejected_offline(tmp_path
     found = {v["assertion"] for v in records[scenario]["verdicts"] if v["outcome"] == "reject"}
     assert set(rejecting) <= found
     assert all(r["status"] == "passed" for s, r in records.items() if s != scenario)
+
+
+@pytest.mark.parametrize("agent", EXAMPLES)
+def test_every_counterexample_recorded_at_the_wire_is_rejected_as_the_run_judged_it(
+        tmp_path: Path, replayed: Any, agent: str) -> None:
+    """Each counterexample, seeded as the scripted model's answers (one per call of agent.py),
+    recorded at the wire and replayed offline, is rejected by exactly the assertions the run's
+    counterexample check named: the check (no model call) and a real recorded answer agree."""
+    committed, _, _ = replayed
+    judged = {r["scenario"]: r["counterexamples"] for r in committed.records() if r["agent"] == agent}
+    copy = Copy(tmp_path, (agent,), with_cache=False)
+    folder = copy.root / "eval-datasets" / agent
+    script: dict[str, Any] = {}
+    expected: dict[str, list[str]] = {}
+    for scenario_id, data in _scenarios(agent).items():
+        _, tenant, name = scenario_id.split("/")
+        items = data.pop("counterexamples")
+        for index, (item, result) in enumerate(zip(items, judged[scenario_id], strict=True)):
+            copy_name = f"{name}-x{index}"
+            (folder / tenant / f"{copy_name}.yaml").write_text(
+                yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+            script[f"{tenant}/{copy_name}"] = item["answer"]
+            expected[f"{agent}/{tenant}/{copy_name}"] = result["rejected"]
+    (folder / "script.yaml").write_text(yaml.safe_dump(script, allow_unicode=True), encoding="utf-8")
+    seeded = copy.harness("run", "--refresh-cache", "--scripted", "--scenario", "*-x*",
+                          env={"HARNESS_CLOCK": SEED_CLOCK})
+    assert "Traceback" not in seeded.stderr, seeded.stderr
+    replay = copy.harness("run", "--scenario", "*-x*")
+    assert replay.returncode == 1, replay.stdout + replay.stderr
+    records = {r["scenario"]: r for r in copy.records()}
+    assert set(records) == set(expected)
+    for scenario_id, rejected in expected.items():
+        record = records[scenario_id]
+        assert record["status"] == "rejected", (scenario_id, record["message"])
+        found = [v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"]
+        assert found == rejected, scenario_id
