@@ -90,6 +90,12 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
     the cache (:mod:`harness.wire`). Either way every call is keyed and cached, and
     the tool calls of the wire exchanges are the agent's tool calls.
     """
+    if agent.command and wire is not None:
+        from harness.wire.command import run_command_agent
+
+        view = scenario_input(agent, scenario, iteration, request, tenant_params or {})
+        text = run_command_agent(agent, view, wire)
+        return _with_exchanges(parse_output(agent, answer_response(text)), wire)
     if not agent.entrypoint:
         return run_declared_agent(agent, request, client, scenario)
     function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent, agent.directory)
@@ -101,10 +107,24 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
             answer = call_agent(cast(Callable[[ScenarioInput], Any], function), view)
     output = parse_output(agent, answer_response(answer), answer)
     if wire is not None and (wire.exchanges or not takes_client(function)):
-        tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
-        output = replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
-                         wire_tools=tuple(tools.values()))
+        output = _with_exchanges(output, wire)
     return output
+
+
+def _with_exchanges(output: AgentOutput, wire: WireBinding) -> AgentOutput:
+    """The agent's tool calls and declared tools, from its wire exchanges."""
+    tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
+    turns = tuple(_turn(exchange.api, exchange.response) for exchange in wire.exchanges)
+    return replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
+                   wire_tools=tuple(tools.values()), loop_messages=turns)
+
+
+def _turn(api: str, response: ChatResponse) -> JsonObject:
+    """One model answer of a wire exchange, as the transcript of reports shows it."""
+    turn: JsonObject = {"role": "assistant", "api": api, "content": response.content}
+    if response.tool_calls:
+        turn["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]
+    return turn
 
 
 def takes_client(function: Callable[..., Any]) -> bool:

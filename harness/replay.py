@@ -81,15 +81,14 @@ def replay_reads(config: HarnessConfig, dataset: Dataset, selection: Selection,
             caching = clients[agent.name] = CachingClient(offline, store, clock=lambda: now,
                                                           rerecord=Rerecord.of(agent))
         request = dataset.request_for(scenario)
-        # An SDK agent's calls go through the wire: answered offline from the same store, or
-        # refused (never sent: an unbound SDK client would call out with the placeholder key).
-        recorder = (WireRecorder("offline", store, refresh=False, clock=lambda: now,
-                                 offline=caching.inner if isinstance(caching.inner, OfflineClient)
-                                 else None, rerecord=Rerecord.of(agent))
-                    if agent.entrypoint else None)
         for iteration in range(scenario.iterations):
             client = _ReadingClient(caching, scenario.id, iteration)
-            wire = recorder.bind(scenario.id, iteration, client.calls) if recorder else None
+            wire = None
+            if agent.at_the_wire:  # its SDK calls read the cache too, and never leave the machine
+                assert isinstance(caching.inner, OfflineClient)
+                wire = WireRecorder("offline", store, refresh=False, clock=lambda: now,
+                                    offline=caching.inner, rerecord=Rerecord.of(agent)).bind(
+                    scenario.id, iteration, client.calls)
             failure = message = ""
             try:
                 result, output = run_iteration(agent, scenario, iteration, request, client, "", wire,

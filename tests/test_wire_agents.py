@@ -175,3 +175,79 @@ def test_a_request_off_this_machine_is_refused_offline_without_a_socket(tmp_path
     assert replay.code == 1
     assert "the offline run refused GET http://crm.example.invalid/customers/1" in replay.out
     assert "SOCKET_EVENTS []" in replay.out
+
+
+REPEATING = '''
+from openai import OpenAI
+
+
+def triage(scenario):
+    """Asks the same question twice (a poll, a retried question): two identical requests."""
+    client = OpenAI()
+    asked = [{"role": "user", "content": scenario.input}]
+    first = client.chat.completions.create(model="gpt-4o-mini", messages=asked)
+    second = client.chat.completions.create(model="gpt-4o-mini", messages=asked)
+    return first.choices[0].message.content + " / " + second.choices[0].message.content
+'''
+
+
+def test_identical_requests_in_one_iteration_get_their_answers_in_recorded_order(tmp_path: Path) -> None:
+    answers = iter(["first answer", "second answer", "third", "fourth"])
+    with WireFake(brain=lambda api, request: next(answers)) as counting:
+        project = SdkProject(tmp_path, "openai_tools", output="text", tools=False)
+        (project.root / "openai_tools.py").write_text(REPEATING, encoding="utf-8")
+        project.write("eval-datasets/triage/acme/late-order.yaml", {
+            "type": "positive", "description": "Two identical questions.", "input": LATE,
+            "expect": [{"equals": "first answer / second answer"}]})
+        (project.root / "eval-datasets/triage/globex/late-order.yaml").unlink()
+        recorded = project.harness("run", "--record-missing", env=counting.env())
+        assert recorded.code == 0, recorded.out + recorded.err
+    repeats = sorted(e["request"].get("repeat", 0) for e in project.entries())
+    assert repeats == [0, 1]
+    replay = project.harness("run")
+    assert replay.code == 0, replay.out
+
+
+def test_embeddings_are_recorded_and_replay_the_same_vectors(tmp_path: Path, fake: WireFake) -> None:
+    project = SdkProject(tmp_path, "embeddings_agent", output="text", tools=False)
+    for tenant in ("acme", "globex"):
+        project.write(f"eval-datasets/triage/{tenant}/late-order.yaml", {
+            "type": "positive", "description": "Routed by embeddings.", "input": LATE,
+            "expect": [{"regex": "^(billing|shipping|technical)$"}]})
+    recorded = project.harness("run", "--record-missing", env=fake.env())
+    assert recorded.code == 0, recorded.out + recorded.err
+    assert {e["request"]["api"] for e in project.entries()} == {"openai.embeddings"}
+    answers = sorted(r["response"]["content"] for r in project.records())
+    fake.stop()
+    replay = project.harness("run", audited=True)
+    assert replay.code == 0 and "SOCKET_EVENTS []" in replay.out, replay.out + replay.err
+    assert sorted(r["response"]["content"] for r in project.records()[-2:]) == answers
+
+
+def test_check_replays_sdk_agents_offline_and_calls_none_of_their_entries_unused(
+        tmp_path: Path, fake: WireFake) -> None:
+    project = SdkProject(tmp_path, "openai_tools")
+    assert project.harness("run", "--record-missing", env=fake.env()).code == 0
+    fake.stop()
+    from adoption_support import git
+
+    git(project.root, "init", "-q", "-b", "main")
+    (project.root / ".gitattributes").write_text("eval-cache/** -text\neval-datasets/** text eol=lf\n",
+                                                 encoding="utf-8")
+    git(project.root, "add", "-A")
+    git(project.root, "commit", "-q", "-m", "recorded")
+    checked = project.harness("check", audited=True)
+    assert checked.code == 0, checked.out + checked.err
+    assert f"{len(project.entries())} referenced, 0 unused" in checked.out
+    assert "SOCKET_EVENTS []" in checked.out
+    pruned = project.harness("prune", "--dry-run")
+    assert pruned.code == 0 and len(project.entries()) == 4, pruned.out
+
+
+def test_batch_recording_refuses_an_sdk_agent_and_says_how_to_record_it(tmp_path: Path,
+                                                                        fake: WireFake) -> None:
+    project = SdkProject(tmp_path, "openai_tools")
+    refused = project.harness("run", "--refresh-cache", "--batch", env=fake.env())
+    assert refused.code == 2
+    assert "--batch: agent(s) triage call their model through their own code" in refused.err
+    assert "record them without --batch" in refused.err and not fake.requests

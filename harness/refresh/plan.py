@@ -189,7 +189,7 @@ def make_plan(dataset: Dataset, store: CacheStore, pairs: Sequence[tuple[Scenari
         counter = _Counter(agent.provider, agent.model)
         client = CachingClient(counter, store, refresh=mode == "refresh").bind(scenario.id, iteration)
         wire = (WireRecorder("plan", store, refresh=mode == "refresh", clock=utc_now).bind(
-            scenario.id, iteration, client.calls) if agent.entrypoint else None)
+            scenario.id, iteration, client.calls) if agent.at_the_wire else None)
         missed = False
         try:
             output = run_agent(agent, request, client, scenario, wire, iteration=iteration,

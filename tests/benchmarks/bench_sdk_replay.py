@@ -1,0 +1,360 @@
+"""Benchmark: offline replay of N SDK-agent scenarios, three ways, in one run.
+
+Not a test (pytest does not collect tests/benchmarks). Run it by hand:
+
+    python tests/benchmarks/bench_sdk_replay.py                  # N = 100 and 1000, 3 repetitions
+    python tests/benchmarks/bench_sdk_replay.py --sizes 50 500 --repeat 5
+    python tests/benchmarks/bench_sdk_replay.py --no-harness     # floor and vcrpy only
+
+The agent is ``tests/sdk_agents/openai_tools.py`` unchanged (Chat Completions,
+the client built at import time, a tool loop: two requests per scenario).
+Scenario i asks about one of three orders and carries its ticket number, so
+every scenario's requests differ. Everything is recorded ONCE against the
+loopback :class:`wire_fakes.WireFake`; the fake is then stopped and every
+timed run replays offline:
+
+(a) floor: the agent with ``client = OpenAI(http_client=httpx2.Client(transport=
+    MockTransport(...)))`` answering each request body with the bytes recorded
+    for it (a dict lookup): the least an in-process replay can cost;
+(b) vcrpy: the agent as imported, each scenario inside ``vcr.use_cassette`` of its
+    own json cassette, ``record_mode="none"``;
+(c) the harness: a generated project (empty ``[tool.harness]``, ``agent.yaml`` with
+    only ``entrypoint: "triage_agent:triage"``, the agent copied in as
+    ``triage_agent.py``, N scenario files of one ``contains`` each), recorded with
+    ``python -m harness run --record-missing`` against the fake, replayed with
+    ``python -m harness run -q`` with no key and no base URL in the environment.
+
+Each way at each N is one fresh process (start-up included in its wall time;
+CPU is user + system of the process and its children, from getrusage). Every
+way is run once untimed first (primed: bytecode compiled, files cached); then
+``--repeat`` repetitions, each running the ways in a rotated order, so a drift
+of the machine's load spreads over all ways. The median of the repetitions is
+taken per way and N. Marginal cost per scenario is the slope between the two
+sizes, ``(T(N2) - T(N1)) / (N2 - N1)``, which removes start-up; "cost over the
+floor" is a way's marginal cost minus the floor's. The load average is printed
+before and after, since 2 shared cores make wall time noisy.
+
+Targets (issue 17): harness cost over the floor <= 0.2 x vcrpy's cost over the
+floor (marginal, wall); the harness's whole replay at N2 <= 1.5 x the floor's.
+Exit status 1 when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+BENCHMARKS = Path(__file__).resolve().parent
+TESTS = BENCHMARKS.parent
+AGENT_FILE = TESTS / "sdk_agents" / "openai_tools.py"
+ORDER_IDS = ("A-1001", "A-1002", "B-2001")
+STATUS = {"A-1001": "delayed", "A-1002": "delivered", "B-2001": "lost"}
+TARGET_COST_RATIO = 0.2
+TARGET_WHOLE_RATIO = 1.5
+WAYS = ("floor", "vcrpy", "harness")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """The shape the harness hands an entrypoint (input, messages, params, tenant)."""
+
+    input: str
+    messages: list[dict[str, str]] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    tenant: str = "acme"
+
+
+def question(index: int) -> str:
+    return f"Ticket {index}: where is my order {ORDER_IDS[index % 3]}? It has not arrived yet."
+
+
+def expected(index: int) -> str:
+    return STATUS[ORDER_IDS[index % 3]]
+
+
+def _load_agent() -> Any:
+    """Import the agent as the user wrote it (its client reads the environment at import)."""
+    sys.path.insert(0, str(TESTS))
+    from sdk_agents import openai_tools
+
+    return openai_tools
+
+
+def _check(index: int, decision: Any) -> None:
+    if expected(index) not in json.dumps(decision):
+        raise SystemExit(f"scenario {index}: expected {expected(index)!r} in {decision!r}")
+
+
+# -- recording, once, against the fake ----------------------------------------------------------
+
+
+def _digest(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def record_canned(n: int, path: Path) -> None:
+    """Run the agent against the fake (env already pointing at it) and keep every answer's bytes."""
+    import httpx2
+
+    agent = _load_agent()
+    canned: dict[str, dict[str, Any]] = {}
+    real = httpx2.HTTPTransport()
+
+    class Recording(httpx2.BaseTransport):
+        def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+            response = real.handle_request(request)
+            body = response.read()
+            canned[_digest(request.content)] = {
+                "status": response.status_code, "body": body.decode(),
+                "headers": {k: v for k, v in response.headers.items()
+                            if k.lower() in ("content-type", "x-request-id")}}
+            return httpx2.Response(response.status_code, headers=response.headers, content=body)
+
+    from openai import OpenAI
+
+    agent.client = OpenAI(http_client=httpx2.Client(transport=Recording()))
+    for index in range(n):
+        _check(index, agent.triage(Scenario(question(index))))
+    path.write_text(json.dumps(canned), encoding="utf-8")
+
+
+def record_cassettes(n: int, folder: Path) -> None:
+    """One json cassette per scenario, recorded by vcrpy against the fake."""
+    import vcr
+
+    agent = _load_agent()
+    folder.mkdir(parents=True, exist_ok=True)
+    for index in range(n):
+        with vcr.use_cassette(str(folder / f"s{index:05}.json"), serializer="json", record_mode="all"):
+            _check(index, agent.triage(Scenario(question(index))))
+
+
+def harness_project(root: Path, n: int) -> None:
+    """The generated project of way (c): an empty [tool.harness], the agent, N scenario files."""
+    shutil.rmtree(root, ignore_errors=True)
+    tenant = root / "eval-datasets" / "triage" / "acme"
+    tenant.mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[tool.harness]\n", encoding="utf-8")
+    shutil.copy(AGENT_FILE, root / "triage_agent.py")
+    (root / "eval-datasets" / "triage" / "agent.yaml").write_text(
+        'entrypoint: "triage_agent:triage"\n', encoding="utf-8")
+    for index in range(n):
+        (tenant / f"s{index:05}.yaml").write_text(
+            f"type: positive\ndescription: Order question {index}.\ninput: {json.dumps(question(index))}\n"
+            f"expect:\n  - contains: {expected(index)}\n", encoding="utf-8")
+
+
+# -- the timed children ------------------------------------------------------------------------
+
+
+def child_floor(n: int, canned_path: Path) -> None:
+    import httpx2
+    from openai import OpenAI
+
+    canned = json.loads(canned_path.read_text(encoding="utf-8"))
+
+    def answer(request: httpx2.Request) -> httpx2.Response:
+        found = canned[_digest(request.content)]
+        return httpx2.Response(found["status"], headers=found["headers"], content=found["body"].encode())
+
+    agent = _load_agent()
+    agent.client = OpenAI(api_key="placeholder", base_url="http://replay.invalid/v1",
+                          http_client=httpx2.Client(transport=httpx2.MockTransport(answer)))
+    for index in range(n):
+        _check(index, agent.triage(Scenario(question(index))))
+
+
+def child_vcrpy(n: int, folder: Path) -> None:
+    import vcr
+
+    agent = _load_agent()
+    for index in range(n):
+        with vcr.use_cassette(str(folder / f"s{index:05}.json"), serializer="json", record_mode="none"):
+            _check(index, agent.triage(Scenario(question(index))))
+
+
+# -- timing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float
+
+
+def timed(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> Timing:
+    """Wall and CPU (user + system of the child and its descendants) of one process, in seconds."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} exited {done.returncode}:\n{done.stdout[-3000:]}\n"
+                         f"{done.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return Timing(wall, cpu)
+
+
+def load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def offline_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("OPENAI_", "ANTHROPIC_")) and k != "PYTHONDONTWRITEBYTECODE"}
+    return {**env, **extra}
+
+
+class Bench:
+    """Records every way once, then times them."""
+
+    def __init__(self, work: Path, sizes: tuple[int, int], with_harness: bool) -> None:
+        self.work = work
+        self.sizes = sizes
+        self.ways = WAYS if with_harness else WAYS[:2]
+        self.commands: dict[tuple[str, int], tuple[list[str], dict[str, str], Path | None]] = {}
+
+    def record(self) -> None:
+        sys.path.insert(0, str(TESTS))
+        from wire_fakes import WireFake
+
+        me = [sys.executable, str(Path(__file__).resolve())]
+        biggest = max(self.sizes)
+        canned, cassettes = self.work / "canned.json", self.work / "cassettes"
+        with WireFake() as fake:
+            env = offline_env(fake.env())
+            started = time.perf_counter()
+            for what, target in (("canned", canned), ("cassettes", cassettes)):
+                print(f"  recording {what} for {biggest} scenarios against the fake ...", flush=True)
+                timed([*me, "--record", what, "--n", str(biggest), "--path", str(target)], env)
+            if "harness" in self.ways:
+                for n in self.sizes:
+                    root = self.work / f"harness-{n}"
+                    harness_project(root, n)
+                    print(f"  recording the harness project of {n} scenarios (--record-missing) ...",
+                          flush=True)
+                    timed([sys.executable, "-m", "harness", "run", "--record-missing", "-q"], env, root)
+            recorded = fake.count
+            print(f"  recorded in {time.perf_counter() - started:.0f} s; the fake answered {recorded} "
+                  f"requests and is now stopped", flush=True)
+        # from here on nothing listens: every way replays offline or fails
+        for n in self.sizes:
+            self.commands[("floor", n)] = ([*me, "--child", "floor", "--n", str(n), "--path", str(canned)],
+                                           offline_env({"OPENAI_API_KEY": "placeholder",
+                                                        "OPENAI_BASE_URL": fake.openai_base_url}), None)
+            self.commands[("vcrpy", n)] = ([*me, "--child", "vcrpy", "--n", str(n), "--path",
+                                            str(cassettes)], offline_env(fake.env()), None)
+            if "harness" in self.ways:
+                self.commands[("harness", n)] = ([sys.executable, "-m", "harness", "run", "-q"],
+                                                 offline_env({}), self.work / f"harness-{n}")
+
+    def run(self, repeat: int) -> dict[tuple[str, int], list[Timing]]:
+        results: dict[tuple[str, int], list[Timing]] = {key: [] for key in self.commands}
+        print("  priming (one untimed run of each way) ...", flush=True)
+        for way in self.ways:
+            cmd, env, cwd = self.commands[(way, min(self.sizes))]
+            timed(cmd, env, cwd)
+        for rep in range(repeat):
+            order = self.ways[rep % len(self.ways):] + self.ways[:rep % len(self.ways)]
+            print(f"  repetition {rep + 1}/{repeat}: {', '.join(order)} (load {load()})", flush=True)
+            for way in order:
+                for n in self.sizes:
+                    cmd, env, cwd = self.commands[(way, n)]
+                    results[(way, n)].append(timed(cmd, env, cwd))
+        return results
+
+
+def report(results: dict[tuple[str, int], list[Timing]], sizes: tuple[int, int],
+           ways: tuple[str, ...]) -> bool:
+    small, big = sizes
+
+    def median(way: str, n: int, pick: Callable[[Timing], float]) -> float:
+        return statistics.median(pick(t) for t in results[(way, n)])
+
+    def slope(way: str, pick: Callable[[Timing], float]) -> float:
+        return (median(way, big, pick) - median(way, small, pick)) / (big - small) * 1000
+
+    wall: Callable[[Timing], float] = lambda t: t.wall  # noqa: E731
+    cpu: Callable[[Timing], float] = lambda t: t.cpu  # noqa: E731
+    print(f"\n| way | wall @{small} (s) | wall @{big} (s) | CPU @{big} (s) | marginal wall (ms/scenario) | "
+          "marginal CPU (ms/scenario) | start-up wall (s) | cost over floor, wall (ms) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    floor_wall = slope("floor", wall)
+    for way in ways:
+        marginal = slope(way, wall)
+        startup = median(way, big, wall) - marginal / 1000 * big
+        print(f"| {way} | {median(way, small, wall):.2f} | {median(way, big, wall):.2f} | "
+              f"{median(way, big, cpu):.2f} | {marginal:.3f} | {slope(way, cpu):.3f} | {startup:.2f} | "
+              f"{marginal - floor_wall:.3f} |")
+    verdicts: list[tuple[str, bool]] = []
+    vcr_cost = {"wall": slope("vcrpy", wall) - floor_wall, "cpu": slope("vcrpy", cpu) - slope("floor", cpu)}
+    print(f"\nvcrpy cost over floor: {vcr_cost['wall']:.3f} ms/scenario wall, {vcr_cost['cpu']:.3f} CPU")
+    if "harness" in ways:
+        ours = {"wall": slope("harness", wall) - floor_wall,
+                "cpu": slope("harness", cpu) - slope("floor", cpu)}
+        for kind in ("wall", "cpu"):
+            ratio = ours[kind] / vcr_cost[kind] if vcr_cost[kind] > 0 else float("inf")
+            line = (f"harness cost over floor / vcrpy cost over floor ({kind}): {ours[kind]:.3f} / "
+                    f"{vcr_cost[kind]:.3f} = {ratio:.2f} (target <= {TARGET_COST_RATIO})")
+            verdicts.append((line, ratio <= TARGET_COST_RATIO))
+        whole = median("harness", big, wall) / median("floor", big, wall)
+        verdicts.append((f"harness whole replay @{big} / floor (wall): {whole:.2f} (target <= "
+                         f"{TARGET_WHOLE_RATIO})", whole <= TARGET_WHOLE_RATIO))
+        whole_cpu = median("harness", big, cpu) / median("floor", big, cpu)
+        print(f"harness whole replay @{big} / floor (CPU): {whole_cpu:.2f}")
+    print()
+    for text, ok in verdicts:
+        print(f"- [{'x' if ok else ' '}] {text}")
+    return all(ok for _, ok in verdicts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs=2, default=[100, 1000], metavar=("N1", "N2"))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--work", type=Path, help="keep the recordings here (default: a temp folder)")
+    parser.add_argument("--no-harness", action="store_true", help="only the floor and vcrpy")
+    parser.add_argument("--child", choices=("floor", "vcrpy"), help=argparse.SUPPRESS)
+    parser.add_argument("--record", choices=("canned", "cassettes"), help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--path", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        (child_floor if args.child == "floor" else child_vcrpy)(args.n, args.path)
+        return 0
+    if args.record:
+        (record_canned if args.record == "canned" else record_cassettes)(args.n, args.path)
+        return 0
+    sizes = (min(args.sizes), max(args.sizes))
+    if sizes[0] == sizes[1]:
+        parser.error("two different sizes are needed for a slope")
+    with tempfile.TemporaryDirectory(prefix="bench-sdk-") as temp:
+        work = args.work or Path(temp)
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load average {load()}; "
+              f"sizes {sizes[0]} and {sizes[1]}, median of {args.repeat} rotated repetitions", flush=True)
+        bench = Bench(work, sizes, not args.no_harness)
+        bench.record()
+        results = bench.run(args.repeat)
+        ok = report(results, sizes, bench.ways)
+        print(f"\nload average after: {load()}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
