@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sdk_support import LOST, SdkProject
+from sdk_support import LATE, LOST, SdkProject
 from wire_fakes import WireFake
 
 #: module -> (output kind, uses the lookup_order tool)
