@@ -183,7 +183,7 @@ class EvalSession:
                                            request_digest(request), wire,
                                            self.dataset.tenant_params(scenario))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
-            result = _with_counterexamples(agent, scenario, result)  # no model call
+            result = _with_counterexamples(agent, scenario, result, output)  # no model call
             result = gate(result, requirement(agent, self.config.require_provenance),
                           self._stale_mark(scenario, iteration))
             result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
@@ -490,13 +490,14 @@ def agent_error(agent: Agent, exc: BaseException) -> str:
 _TRACEBACK_FRAMES = 4
 
 
-def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult
-                          ) -> IterationResult:
+def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult,
+                          output: AgentOutput | None = None) -> IterationResult:
     """Attach the scenario's counterexample results; a passed iteration whose scenario lets
-    a known-wrong answer through becomes ``toothless`` (no model call is made)."""
+    a known-wrong answer through becomes ``toothless`` (no model call is made). An SDK
+    agent's counterexamples are checked against the tools its ``output`` declared on the wire."""
     if not scenario.counterexamples:
         return result
-    found = check_counterexamples(agent, scenario)
+    found = check_counterexamples(agent, scenario, output.wire_tools if output is not None else None)
     message = toothless_message(found)
     if message and result.status == "passed":
         return replace(result, status="toothless", message=message, counterexamples=found)

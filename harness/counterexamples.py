@@ -88,23 +88,30 @@ def label_of(item: Mapping[str, Any], index: int) -> str:
     return name if isinstance(name, str) and name else f"counterexample {index + 1}"
 
 
-def output_of(agent: Agent, item: Mapping[str, Any], where: str) -> AgentOutput:
-    """The agent output a counterexample stands for (its last answer, all steps' tool calls)."""
+def output_of(agent: Agent, item: Mapping[str, Any], where: str,
+              wire_tools: tuple[JsonObject, ...] | None = None) -> AgentOutput:
+    """The agent output a counterexample stands for (its last answer, all steps' tool calls).
+
+    ``wire_tools`` are the tools an SDK agent declared on the wire in the iteration being
+    judged: its agent.yaml declares none, so without them ``tool_schema`` would reject every
+    counterexample tool call as an unknown tool and prove nothing.
+    """
     answers = item["answer"] if isinstance(item["answer"], list) else [item["answer"]]
     steps = [response_of(answer, f"{where}[{n}]", agent.model) for n, answer in enumerate(answers)]
     output = parse_output(agent, steps[-1])
-    if len(steps) == 1:
-        return output
     return AgentOutput(output.response, output.text, output.parsed, output.parse_error,
-                       steps=tuple(steps))
+                       steps=tuple(steps) if len(steps) > 1 else (), wire_tools=wire_tools)
 
 
-def check_counterexamples(agent: Agent, scenario: Scenario) -> tuple[CounterexampleResult, ...]:
-    """Evaluate the scenario's hard assertions on each of its counterexamples (no model call)."""
+def check_counterexamples(agent: Agent, scenario: Scenario,
+                          wire_tools: tuple[JsonObject, ...] | None = None
+                          ) -> tuple[CounterexampleResult, ...]:
+    """Evaluate the scenario's hard assertions on each of its counterexamples (no model call);
+    ``wire_tools``: an SDK agent's tools, as its iteration declared them on the wire."""
     results = []
     for index, item in enumerate(scenario.counterexamples):
         label = label_of(item, index)
-        output = output_of(agent, item, f"{scenario.id} counterexample {label!r}")
+        output = output_of(agent, item, f"{scenario.id} counterexample {label!r}", wire_tools)
         verdicts = answer_verdicts(agent, scenario, output)
         rejected = tuple(v.assertion for v in verdicts if v.outcome == "reject")
         let_through = tuple(name for name in item.get("rejected_by") or () if name not in rejected)

@@ -17,7 +17,8 @@ from conftest import REPO_ROOT
 from examples_support import scenario_files
 from harness.assertions import assertion_label
 
-EXAMPLES = ["ask-user-question", "interaction-boundary", "operator-approval", "open-question"]
+EXAMPLES = ["ask-user-question", "interaction-boundary", "operator-approval", "open-question",
+            "sdk-operator-approval", "sdk-open-question", "sdk-ask-user-question"]
 
 
 def _kind(item: dict[str, object]) -> str:

@@ -13,6 +13,7 @@ from jsonschema import Draft202012Validator
 
 from harness.fastschema import compile_schema, json_equal
 from harness.validation import _registry, fast_check, read_document, validator
+from harness.wire.codecs import decode_answer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = sorted(p for p in (REPO_ROOT / "eval-datasets").glob("*/*/*.yaml") if p.name != "tenant.yaml")
@@ -102,11 +103,22 @@ def test_agents_agree_with_jsonschema() -> None:
             _agree(check, slow, mutated)
 
 
+def _recorded_text(payload: Path) -> str | None:
+    """The answer text of an entry: the harness's own payload, or a wire answer (an SDK
+    agent's) decoded from the bytes its API sent."""
+    entry = json.loads((payload.parent / "entry.json").read_text(encoding="utf-8"))
+    if "wire" not in entry:
+        content = json.loads(payload.read_bytes())["content"]
+        return content if isinstance(content, str) else None
+    wire = entry["wire"]
+    return decode_answer(wire["api"], payload.read_bytes(),
+                         content_type=wire["headers"].get("content-type", "")).content
+
+
 def test_output_schemas_agree_with_jsonschema_on_recorded_outputs() -> None:
     rng = random.Random(5)
-    outputs = [json.loads(json.loads(p.read_bytes())["content"])
-               for p in sorted((REPO_ROOT / "eval-cache").rglob("contents.data"))
-               if (json.loads(p.read_bytes())["content"] or "").lstrip().startswith("{")]
+    texts = [_recorded_text(p) for p in sorted((REPO_ROOT / "eval-cache").rglob("contents.data"))]
+    outputs = [json.loads(text) for text in texts if (text or "").lstrip().startswith("{")]
     assert outputs and OUTPUT_SCHEMAS
     for file in OUTPUT_SCHEMAS:
         schema = json.loads(file.read_text(encoding="utf-8"))
