@@ -12,22 +12,17 @@ produced plus its declared contract.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 # No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
-from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
-    Draft202012Validator,
-    SchemaError,
-    validators,
-)
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 
 from harness.assertions import jsonpath
+from harness.assertions.compiled import compiled
 from harness.entities import AgentOutput, Outcome
-from harness.fastschema import Check, compile_schema
+from harness.fastschema import Check
 
 OutputKind = Literal["text", "json"]
 
@@ -207,47 +202,18 @@ def _json_schema_label(spec: Any) -> str:
     return "json_schema (agent output schema)" if spec is True else "json_schema (inline)"
 
 
-def _validator_class(schema: Mapping[str, Any]) -> Any:
-    """The validator its ``$schema`` asks for; draft 2020-12 when it names none."""
-    return validators.validator_for(schema, default=Draft202012Validator)
+def compiled_schema(schema: Mapping[str, Any]) -> _Compiled:
+    """The metaschema verdict and validators of ``schema``, checked once per content."""
+    entry = compiled(schema)
+    return _Compiled(None if entry.error is None else _schema_error(entry.error), entry.validator,
+                     entry.fast)
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    """One schema, checked against its metaschema once, with its validators built once."""
-
-    schema: Any
-    """Held so that its ``id`` is not reused while the entry lives."""
+class _Compiled(NamedTuple):
     problem: str | None
     """Why it is not a valid JSON Schema (``None``: it is one)."""
     validator: Any
     fast: Check | None
-
-
-#: Compiled schemas by ``id``: the agent's output schema and inline schemas are the same
-#: objects for the whole run, so each is checked against the metaschema once, not per iteration.
-_COMPILED: dict[int, _Compiled] = {}
-_COMPILED_MAX = 1024
-_COMPILED_LOCK = threading.Lock()
-
-
-def compiled_schema(schema: Mapping[str, Any]) -> _Compiled:
-    """The metaschema verdict and validators of ``schema`` (treated as immutable), cached."""
-    found = _COMPILED.get(id(schema))
-    if found is not None and found.schema is schema:
-        return found
-    cls = _validator_class(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        entry = _Compiled(schema, _schema_error(exc), None, None)
-    else:
-        entry = _Compiled(schema, None, cls(schema), compile_schema(schema))
-    with _COMPILED_LOCK:
-        if len(_COMPILED) >= _COMPILED_MAX:
-            _COMPILED.clear()
-        _COMPILED[id(schema)] = entry
-    return entry
 
 
 def _json_schema_lint(spec: Any) -> list[str]:
