@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from harness import strictevents
+
 #: Nodes a document may expand to once every alias is followed (the largest example
 #: scenario has a few hundred; a billion-laughs file has 10**9).
 MAX_EXPANDED_NODES = 100_000
@@ -151,7 +153,20 @@ def _check_expansion(root: yaml.Node, shared: bool) -> None:
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML strictly; raises :class:`yaml.YAMLError` or :class:`DocumentError`."""
+    """Parse YAML strictly; raises :class:`yaml.YAMLError` or :class:`DocumentError`.
+
+    Values are built from libyaml's events (:mod:`harness.strictevents`); a
+    document that path does not handle plainly, or would refuse, is parsed again
+    here by :class:`StrictLoader`, which words every refusal.
+    """
+    try:
+        return strictevents.load(text, MAX_EXPANDED_NODES, MAX_DEPTH)
+    except strictevents.Fallback:
+        return load_yaml_nodes(text)
+
+
+def load_yaml_nodes(text: str) -> Any:
+    """Parse YAML strictly through the node graph (:class:`StrictLoader`): the reference path."""
     loader = StrictLoader(text)
     loader.anchored = "&" in text  # no anchor, no alias: no node is reached twice
     try:
