@@ -12,7 +12,7 @@ produced plus its declared contract.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -66,12 +66,47 @@ def show(value: Any, limit: int = FOUND_LIMIT) -> str:
     other JSON values read as in YAML/JSON (``true``, ``null``, ``[1, 'a']``),
     the way scenario authors wrote them.
     """
-    text = _render(value)
+    if isinstance(value, str):
+        text = repr(value)
+        return text if len(text) <= limit else repr(value[:limit] + "…")
+    text = _render_prefix(value, limit)  # a whole parsed answer is rendered only as far as shown
     if len(text) <= limit:
         return text
-    if isinstance(value, str):
-        return repr(value[:limit] + "…")
     return text[:limit] + "…"
+
+
+def _render_prefix(value: Any, limit: int) -> str:
+    """``_render(value)``, or a prefix of it longer than ``limit`` (all that ``show`` needs)."""
+    parts: list[str] = []
+    size = 0
+    for piece in _pieces(value):
+        parts.append(piece)
+        size += len(piece)
+        if size > limit:
+            break
+    return "".join(parts)
+
+
+def _pieces(value: Any) -> Iterator[str]:
+    """The rendering of ``value`` in order, piece by piece (see :func:`_render`)."""
+    if isinstance(value, Mapping):
+        yield "{"
+        for n, (k, v) in enumerate(value.items()):
+            if n:
+                yield ", "
+            yield from _pieces(k)
+            yield ": "
+            yield from _pieces(v)
+        yield "}"
+    elif isinstance(value, list | tuple):
+        yield "["
+        for n, item in enumerate(value):
+            if n:
+                yield ", "
+            yield from _pieces(item)
+        yield "]"
+    else:
+        yield _render(value)
 
 
 def _render(value: Any) -> str:
