@@ -178,13 +178,16 @@ def load_yaml_nodes(text: str) -> Any:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
+    result = dict(pairs)  # in C; fewer keys than pairs means a key came twice
+    if len(result) == len(pairs):
+        return result
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise DocumentError(f"duplicate key '{key}'; the parser would silently keep the last one",
                                 "keep one of the two keys (the one you mean)")
-        result[key] = value
-    return result
+        seen.add(key)
+    return result  # not reached
 
 
 def load_json(text: str | bytes) -> Any:
@@ -197,7 +200,10 @@ def load_json(text: str | bytes) -> Any:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except RecursionError:
         raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN) from None
-    check_depth(value)
+    opened = (text.count("{") + text.count("[")) if isinstance(text, str) else (
+        text.count(b"{") + text.count(b"["))
+    if opened > MAX_DEPTH:  # fewer brackets than levels cannot nest that deep: no walk
+        check_depth(value)
     return value
 
 
