@@ -135,6 +135,11 @@ def commands(root: Path, n: int, args: argparse.Namespace, work: Path) -> list[C
                 Command("floor (b) pytest", n, trivial, cwd=floor_b.parent),
                 Command("pytest --evals -n 2", n, [*plugin, "-n", "2"], cwd=root, clean=results),
                 Command("floor (b) pytest -n 2", n, [*trivial, "-n", "2"], cwd=floor_b.parent)]
+        for tree in args.against:
+            env = dict(synth.bench_env(), PYTHONPATH=str(tree.resolve()))
+            out += [Command(f"pytest --evals [{tree.name}]", n, plugin, cwd=root, clean=results, env=env),
+                    Command(f"pytest --evals -n 2 [{tree.name}]", n, [*plugin, "-n", "2"], cwd=root,
+                            clean=results, env=env)]
     if args.check:
         out.append(Command("harness check", n, [py, "-m", "harness", "--project", str(root), "check"]))
     return out
