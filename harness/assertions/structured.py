@@ -12,7 +12,7 @@ produced plus its declared contract.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
@@ -78,35 +78,44 @@ def show(value: Any, limit: int = FOUND_LIMIT) -> str:
 def _render_prefix(value: Any, limit: int) -> str:
     """``_render(value)``, or a prefix of it longer than ``limit`` (all that ``show`` needs)."""
     parts: list[str] = []
-    size = 0
-    for piece in _pieces(value):
-        parts.append(piece)
-        size += len(piece)
-        if size > limit:
-            break
+    _emit(value, parts, [limit + 1])
     return "".join(parts)
 
 
-def _pieces(value: Any) -> Iterator[str]:
-    """The rendering of ``value`` in order, piece by piece (see :func:`_render`)."""
+def _emit(value: Any, parts: list[str], budget: list[int]) -> bool:
+    """Append the rendering of ``value`` to ``parts`` until ``budget[0]`` characters are spent;
+    false once they are (the caller stops: the rest would be cut anyway)."""
     if isinstance(value, Mapping):
-        yield "{"
+        parts.append("{")
+        budget[0] -= 1
         for n, (k, v) in enumerate(value.items()):
             if n:
-                yield ", "
-            yield from _pieces(k)
-            yield ": "
-            yield from _pieces(v)
-        yield "}"
+                parts.append(", ")
+                budget[0] -= 2
+            if budget[0] <= 0 or not _emit(k, parts, budget):
+                return False
+            parts.append(": ")
+            budget[0] -= 2
+            if budget[0] <= 0 or not _emit(v, parts, budget):
+                return False
+        parts.append("}")
+        budget[0] -= 1
     elif isinstance(value, list | tuple):
-        yield "["
+        parts.append("[")
+        budget[0] -= 1
         for n, item in enumerate(value):
             if n:
-                yield ", "
-            yield from _pieces(item)
-        yield "]"
+                parts.append(", ")
+                budget[0] -= 2
+            if budget[0] <= 0 or not _emit(item, parts, budget):
+                return False
+        parts.append("]")
+        budget[0] -= 1
     else:
-        yield _render(value)
+        text = _render(value)
+        parts.append(text)
+        budget[0] -= len(text)
+    return budget[0] > 0
 
 
 def _render(value: Any) -> str:
