@@ -67,6 +67,8 @@ def show(value: Any, limit: int = FOUND_LIMIT) -> str:
     the way scenario authors wrote them.
     """
     if isinstance(value, str):
+        if len(value) + 2 > limit:  # its repr cannot fit: never quote a whole long answer
+            return repr(value[:limit] + "…")
         text = repr(value)
         return text if len(text) <= limit else repr(value[:limit] + "…")
     text = _render_prefix(value, limit)  # a whole parsed answer is rendered only as far as shown
