@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError
+from jsonschema import Draft202012Validator
 
 from harness.assertions import CheckedItem, check_item
+from harness.assertions.compiled import compiled
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.counterexamples import counterexample_problems
@@ -363,10 +364,9 @@ class _Loader:
         if not isinstance(data, dict):
             self.problems.append(Problem(resolved, "", "is not a JSON Schema object"))
             return None
-        try:
-            Draft202012Validator.check_schema(data)
-        except SchemaError as exc:
-            self.problems.append(Problem(resolved, "", f"is not a valid JSON Schema: {exc.message}"))
+        error = compiled(data, Draft202012Validator).error  # once per content, shared with the checks
+        if error is not None:
+            self.problems.append(Problem(resolved, "", f"is not a valid JSON Schema: {error.message}"))
             return None
         return data
 

@@ -33,7 +33,8 @@ _DRAFT_2020_12 = {"https://json-schema.org/draft/2020-12/schema",
 _ANNOTATIONS = frozenset({"$schema", "$id", "$comment", "$defs", "definitions", "title",
                           "description", "default", "examples", "deprecated", "readOnly",
                           "writeOnly", "format", "contentMediaType", "contentEncoding",
-                          "then", "else", "minContains", "maxContains", "$anchor"})
+                          "then", "else", "minContains", "maxContains", "$anchor",
+                          "$dynamicAnchor", "$vocabulary"})
 
 
 class Unsupported(Exception):
@@ -83,9 +84,15 @@ def json_equal(one: Any, two: Any) -> bool:
 class _Compiler:
     """Compiles one root schema; ``$ref`` targets are compiled once and may recurse."""
 
-    def __init__(self, root: Any, resolve: Callable[[str], Any] | None) -> None:
+    def __init__(self, root: Any, resolve: Callable[[str], Any] | None, dynamic_anchor: str | None = None,
+                 format_checker: Any = None) -> None:
         self.root = root
         self.resolve = resolve
+        self.dynamic_anchor = dynamic_anchor
+        """``$dynamicRef: '#<this>'`` means the root (true when the root is the outermost scope
+        holding that anchor, as when a schema is checked against its metaschema)."""
+        self.format_checker = format_checker
+        """When set, ``format`` asserts through it (as jsonschema's ``check_schema`` does)."""
         self.documents: dict[str, Any] = {"": root}
         self.compiled: dict[tuple[str, str], Check] = {}
 
@@ -98,6 +105,9 @@ class _Compiler:
             raise Unsupported(f"a schema must be an object or a boolean, found {type(schema).__name__}")
         checks: list[Check] = []
         for keyword, value in schema.items():
+            if keyword == "format" and self.format_checker is not None:
+                checks.append(_format(self.format_checker, value))
+                continue
             if keyword in _ANNOTATIONS:
                 continue
             builder = _KEYWORDS.get(keyword)
@@ -314,6 +324,32 @@ def _ref(c: _Compiler, ref: Any, schema: dict[str, Any], doc: str) -> Check:
     return c.ref(ref, doc)
 
 
+def _dynamic_ref(c: _Compiler, ref: Any, schema: dict[str, Any], doc: str) -> Check:
+    if c.dynamic_anchor is None or ref != f"#{c.dynamic_anchor}":
+        raise Unsupported("$dynamicRef")
+    return c.ref("#", "")  # the root: the outermost scope holding the anchor
+
+
+def _property_names(c: _Compiler, names: Any, schema: dict[str, Any], doc: str) -> Check:
+    sub = c.compile(names, doc)
+
+    def check(v: Any) -> bool:
+        if isinstance(v, dict):
+            for key in v:
+                if not sub(key):
+                    return False
+        return True
+
+    return check
+
+
+def _format(checker: Any, name: Any) -> Check:
+    conforms = checker.conforms
+    if name not in checker.checkers:  # an unknown format never fails
+        return _always
+    return lambda v: bool(conforms(v, name))
+
+
 def _unique(c: _Compiler, unique: Any, schema: dict[str, Any], doc: str) -> Check:
     if not unique:
         return _always
@@ -360,20 +396,24 @@ _KEYWORDS: dict[str, Builder] = {
     "oneOf": _one,
     "not": _not,
     "$ref": _ref,
+    "$dynamicRef": _dynamic_ref,
+    "propertyNames": _property_names,
     "uniqueItems": _unique,
 }
 
 
-def compile_schema(schema: Any, resolve: Callable[[str], Any] | None = None) -> Check | None:
+def compile_schema(schema: Any, resolve: Callable[[str], Any] | None = None, *,
+                   dynamic_anchor: str | None = None, format_checker: Any = None) -> Check | None:
     """A fast validity check for ``schema``, or ``None`` when it uses an unsupported feature.
 
     ``resolve`` maps a ``$ref`` URI (``expect.schema.json``) to its document.
+    ``dynamic_anchor`` and ``format_checker`` are for metaschemas (see :class:`_Compiler`).
     Only draft 2020-12 (or no ``$schema``) is compiled: older drafts ignore the
     siblings of ``$ref``, which this compiler would not.
     """
     if isinstance(schema, dict) and schema.get("$schema", next(iter(_DRAFT_2020_12))) not in _DRAFT_2020_12:
         return None
     try:
-        return _Compiler(schema, resolve).compile(schema)
+        return _Compiler(schema, resolve, dynamic_anchor, format_checker).compile(schema)
     except (Unsupported, RecursionError, ValueError, TypeError, KeyError, IndexError):
         return None

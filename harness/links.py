@@ -28,14 +28,14 @@ def symlinks_under(root: Path) -> list[Path]:
     if not root.is_dir():
         return []
     found: list[Path] = []
-    pending = [root]
+    pending = [str(root)]  # strings: a Path per folder cost more than the listing (30k in a big cache)
     while pending:  # one listing per folder: the link bit comes with the listing
         with os.scandir(pending.pop()) as scan:
             for entry in scan:
                 if entry.is_symlink():
                     found.append(Path(entry.path))
                 elif entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
+                    pending.append(entry.path)
     return sorted(found)
 
 

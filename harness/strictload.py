@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from harness import strictevents
+
 #: Nodes a document may expand to once every alias is followed (the largest example
 #: scenario has a few hundred; a billion-laughs file has 10**9).
 MAX_EXPANDED_NODES = 100_000
@@ -151,7 +153,20 @@ def _check_expansion(root: yaml.Node, shared: bool) -> None:
 
 
 def load_yaml(text: str) -> Any:
-    """Parse YAML strictly; raises :class:`yaml.YAMLError` or :class:`DocumentError`."""
+    """Parse YAML strictly; raises :class:`yaml.YAMLError` or :class:`DocumentError`.
+
+    Values are built from libyaml's events (:mod:`harness.strictevents`); a
+    document that path does not handle plainly, or would refuse, is parsed again
+    here by :class:`StrictLoader`, which words every refusal.
+    """
+    try:
+        return strictevents.load(text, MAX_EXPANDED_NODES, MAX_DEPTH)
+    except strictevents.Fallback:
+        return load_yaml_nodes(text)
+
+
+def load_yaml_nodes(text: str) -> Any:
+    """Parse YAML strictly through the node graph (:class:`StrictLoader`): the reference path."""
     loader = StrictLoader(text)
     loader.anchored = "&" in text  # no anchor, no alias: no node is reached twice
     try:
@@ -163,13 +178,16 @@ def load_yaml(text: str) -> Any:
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
+    result = dict(pairs)  # in C; fewer keys than pairs means a key came twice
+    if len(result) == len(pairs):
+        return result
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
             raise DocumentError(f"duplicate key '{key}'; the parser would silently keep the last one",
                                 "keep one of the two keys (the one you mean)")
-        result[key] = value
-    return result
+        seen.add(key)
+    return result  # not reached
 
 
 def load_json(text: str | bytes) -> Any:
@@ -182,7 +200,10 @@ def load_json(text: str | bytes) -> Any:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except RecursionError:
         raise DocumentError(f"nested more than {MAX_DEPTH} levels deep", _FLATTEN) from None
-    check_depth(value)
+    opened = (text.count("{") + text.count("[")) if isinstance(text, str) else (
+        text.count(b"{") + text.count(b"["))
+    if opened > MAX_DEPTH:  # fewer brackets than levels cannot nest that deep: no walk
+        check_depth(value)
     return value
 
 

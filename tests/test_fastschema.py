@@ -165,3 +165,45 @@ def test_json_equality_keeps_booleans_apart_from_numbers() -> None:
 
 def test_the_registry_resolves_cross_file_references() -> None:
     assert _registry().contents("expect.schema.json")["$id"] == "expect.schema.json"
+
+
+def _inline_schemas() -> list[Any]:
+    """Every inline ``json_schema`` of the committed scenarios and every agent output schema."""
+    found: list[Any] = [json.loads(p.read_text(encoding="utf-8")) for p in OUTPUT_SCHEMAS]
+    for file in SCENARIOS:
+        data, _ = read_document(file)
+        found.extend(item["json_schema"] for item in data.get("expect", [])
+                     if isinstance(item.get("json_schema"), dict))
+    return found
+
+
+def test_the_compiled_metaschema_agrees_with_check_schema() -> None:
+    """A schema the fast metaschema check calls valid is one ``check_schema`` accepts."""
+    from harness.assertions.compiled import _metaschema_check
+
+    check = _metaschema_check()
+    assert check is not None
+    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA,
+                                format_checker=Draft202012Validator.FORMAT_CHECKER)
+    rng = random.Random(13)
+    schemas = _inline_schemas()
+    assert len(schemas) >= 5
+    odd = [{"pattern": "["}, {"patternProperties": {"(": {}}}, {"$anchor": "1a"}, {"type": "strin"},
+           {"propertyNames": {"pattern": "*"}}, {"dependencies": {"a": {"minimum": "x"}}},
+           {"$defs": {"a": {"items": [1]}}}, {"required": ["a", "a"]}, {"minLength": -1}]
+    for schema in schemas:
+        assert check(schema) and meta.is_valid(schema)
+        for mutated in [*_mutations(schema, rng, 60), *odd]:
+            _agree(check, meta, mutated)
+    for bad in odd:
+        assert not check(bad)
+
+
+def test_a_schema_is_checked_once_per_content() -> None:
+    """Two equal schemas (distinct objects) share one verdict and one compiled validator."""
+    from harness.assertions.compiled import compiled
+
+    one = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
+    two = copy.deepcopy(one)
+    assert compiled(one) is compiled(two)
+    assert compiled({"type": "strin"}).error is not None

@@ -12,22 +12,17 @@ produced plus its declared contract.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
 # No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
-from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
-    Draft202012Validator,
-    SchemaError,
-    validators,
-)
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 
 from harness.assertions import jsonpath
+from harness.assertions.compiled import compiled
 from harness.entities import AgentOutput, Outcome
-from harness.fastschema import Check, compile_schema
+from harness.fastschema import Check
 
 OutputKind = Literal["text", "json"]
 
@@ -71,12 +66,58 @@ def show(value: Any, limit: int = FOUND_LIMIT) -> str:
     other JSON values read as in YAML/JSON (``true``, ``null``, ``[1, 'a']``),
     the way scenario authors wrote them.
     """
-    text = _render(value)
+    if isinstance(value, str):
+        if len(value) + 2 > limit:  # its repr cannot fit: never quote a whole long answer
+            return repr(value[:limit] + "…")
+        text = repr(value)
+        return text if len(text) <= limit else repr(value[:limit] + "…")
+    text = _render_prefix(value, limit)  # a whole parsed answer is rendered only as far as shown
     if len(text) <= limit:
         return text
-    if isinstance(value, str):
-        return repr(value[:limit] + "…")
     return text[:limit] + "…"
+
+
+def _render_prefix(value: Any, limit: int) -> str:
+    """``_render(value)``, or a prefix of it longer than ``limit`` (all that ``show`` needs)."""
+    parts: list[str] = []
+    _emit(value, parts, [limit + 1])
+    return "".join(parts)
+
+
+def _emit(value: Any, parts: list[str], budget: list[int]) -> bool:
+    """Append the rendering of ``value`` to ``parts`` until ``budget[0]`` characters are spent;
+    false once they are (the caller stops: the rest would be cut anyway)."""
+    if isinstance(value, Mapping):
+        parts.append("{")
+        budget[0] -= 1
+        for n, (k, v) in enumerate(value.items()):
+            if n:
+                parts.append(", ")
+                budget[0] -= 2
+            if budget[0] <= 0 or not _emit(k, parts, budget):
+                return False
+            parts.append(": ")
+            budget[0] -= 2
+            if budget[0] <= 0 or not _emit(v, parts, budget):
+                return False
+        parts.append("}")
+        budget[0] -= 1
+    elif isinstance(value, list | tuple):
+        parts.append("[")
+        budget[0] -= 1
+        for n, item in enumerate(value):
+            if n:
+                parts.append(", ")
+                budget[0] -= 2
+            if budget[0] <= 0 or not _emit(item, parts, budget):
+                return False
+        parts.append("]")
+        budget[0] -= 1
+    else:
+        text = _render(value)
+        parts.append(text)
+        budget[0] -= len(text)
+    return budget[0] > 0
 
 
 def _render(value: Any) -> str:
@@ -207,47 +248,18 @@ def _json_schema_label(spec: Any) -> str:
     return "json_schema (agent output schema)" if spec is True else "json_schema (inline)"
 
 
-def _validator_class(schema: Mapping[str, Any]) -> Any:
-    """The validator its ``$schema`` asks for; draft 2020-12 when it names none."""
-    return validators.validator_for(schema, default=Draft202012Validator)
+def compiled_schema(schema: Mapping[str, Any]) -> _Compiled:
+    """The metaschema verdict and validators of ``schema``, checked once per content."""
+    entry = compiled(schema)
+    return _Compiled(None if entry.error is None else _schema_error(entry.error), entry.validator,
+                     entry.fast)
 
 
-@dataclass(frozen=True)
-class _Compiled:
-    """One schema, checked against its metaschema once, with its validators built once."""
-
-    schema: Any
-    """Held so that its ``id`` is not reused while the entry lives."""
+class _Compiled(NamedTuple):
     problem: str | None
     """Why it is not a valid JSON Schema (``None``: it is one)."""
     validator: Any
     fast: Check | None
-
-
-#: Compiled schemas by ``id``: the agent's output schema and inline schemas are the same
-#: objects for the whole run, so each is checked against the metaschema once, not per iteration.
-_COMPILED: dict[int, _Compiled] = {}
-_COMPILED_MAX = 1024
-_COMPILED_LOCK = threading.Lock()
-
-
-def compiled_schema(schema: Mapping[str, Any]) -> _Compiled:
-    """The metaschema verdict and validators of ``schema`` (treated as immutable), cached."""
-    found = _COMPILED.get(id(schema))
-    if found is not None and found.schema is schema:
-        return found
-    cls = _validator_class(schema)
-    try:
-        cls.check_schema(schema)
-    except SchemaError as exc:
-        entry = _Compiled(schema, _schema_error(exc), None, None)
-    else:
-        entry = _Compiled(schema, None, cls(schema), compile_schema(schema))
-    with _COMPILED_LOCK:
-        if len(_COMPILED) >= _COMPILED_MAX:
-            _COMPILED.clear()
-        _COMPILED[id(schema)] = entry
-    return entry
 
 
 def _json_schema_lint(spec: Any) -> list[str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 from typing import Any, Literal
 
 from harness.assertions import jsonpath
@@ -138,10 +139,15 @@ def _form(spec: dict[str, Any]) -> _Form | None:
 
 def _prepare(text: str, spec: dict[str, Any]) -> str:
     """Normalise (and casefold) one side of a comparison."""
-    form = _form(spec)
+    return _normalised(text, _form(spec), bool(spec.get("ignore_case", False)))
+
+
+@lru_cache(maxsize=256)
+def _normalised(text: str, form: _Form | None, fold: bool) -> str:
+    """One answer is prepared once for all its assertions (a str caches its hash)."""
     if form:
         text = unicodedata.normalize(form, text)
-    if spec.get("ignore_case", False):
+    if fold:
         text = text.casefold()
         if form:  # casefold can un-normalise a few characters
             text = unicodedata.normalize(form, text)

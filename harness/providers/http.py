@@ -25,13 +25,10 @@ import random
 import re
 import socket
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.client import HTTPException, IncompleteRead
 from typing import Any, Protocol
 
 from harness.errors import ProviderError
@@ -257,7 +254,9 @@ class Transport:
         self._hints = dict(status_hints or {})
         self._diagnose = diagnose
         self.observer = observer
-        self._opener = urllib.request.build_opener()
+        self._opener: Any = None
+        """Built at the first call: an offline replay builds transports but never imports
+        ``urllib.request`` (with ``http.client``, ``ssl`` and ``email``, 9 MB and 30 ms)."""
 
     def post_json(self, path: str, payload: Mapping[str, Any], *, scenario: str,
                   receipt: Receipt | None = None) -> Any:
@@ -352,8 +351,14 @@ class Transport:
 
     def _send(self, url: str, data: bytes | None, *, method: str = "POST",
               content_type: str = "application/json") -> Reply:
+        import urllib.error
+        import urllib.request
+        from http.client import HTTPException
+
         headers = {**self._headers, "Content-Type": content_type}
         request = urllib.request.Request(url, data=data, headers=headers, method=method)
+        if self._opener is None:
+            self._opener = urllib.request.build_opener()
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:
                 return Reply(response.status, _read(response), _lower(response.headers))
@@ -403,6 +408,8 @@ class Transport:
 
 def _read(response: Any) -> bytes:
     """The whole body; a connection closed before Content-Length bytes is a transient failure."""
+    from http.client import HTTPException, IncompleteRead
+
     try:
         body: bytes = response.read()
     except IncompleteRead as exc:

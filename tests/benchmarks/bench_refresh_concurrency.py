@@ -1,40 +1,49 @@
-"""Benchmark: how close ``--concurrency N`` comes to the ideal speed-up of a paid refresh.
+"""Benchmark: how close ``--concurrency N`` comes to the ideal speed-up of a paid refresh,
+and what a recorded call costs in CPU.
 
 Not a test (pytest does not collect it): run it by hand.
 
-    python tests/benchmarks/bench_refresh_concurrency.py [--scenarios 64] [--latency 0.05]
+    python tests/benchmarks/bench_refresh_concurrency.py [--scenarios 128] [--latency 0.05]
+    python tests/benchmarks/bench_refresh_concurrency.py --against /old/checkout   # before/after
 
 It starts an OpenAI-compatible server on 127.0.0.1, in a process of its own (a
 real provider does not share our interpreter lock), that answers every request
 after a fixed latency (asyncio: the latency is a wait, and the server's own work
 per request stays far below it, so it does not cap the throughput it measures),
-then refreshes the same synthetic project (one agent,
-``--scenarios`` scenarios) at each concurrency level through the real path:
-credentials, provider, transport, journal, atomic entry writes, records. The
-ideal time at concurrency c is ``ceil(N / c) * latency``; the speed-up is
-``T(1) / T(c)``; efficiency is the speed-up divided by the ideal speed-up
-``ceil(N / 1) / ceil(N / c)``.
+then refreshes a fresh synthetic project (one agent, ``--scenarios`` scenarios)
+at each concurrency level through the real path: credentials, provider,
+transport, journal, atomic entry writes, records. Each refresh runs in a
+process of its own (``--against`` trees run on their own code), and reports
+the wall and CPU time (``time.process_time``: every thread) of ``run_evals``.
+
+Method: every (tree, level, size) runs once per repetition, in an order rotated
+by one each repetition, after one priming run each (``measure.interleaved``).
+The ideal time at concurrency c is ``ceil(N / c) * latency``; the speed-up is
+``T(1) / T(c)`` within one repetition; efficiency is the speed-up divided by
+the ideal speed-up ``N / ceil(N / c)``. CPU per recorded call is the slope of
+CPU time between N/4 and N scenarios at concurrency 1, which removes the fixed
+cost of loading and of opening the journal. Medians over repetitions are
+shown; the load average is printed, because absolute times on a shared machine
+are noise.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import subprocess
 import sys
-import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import measure  # noqa: E402
 from provider_server import TEST_KEY  # noqa: E402
-
-from harness.api import RunOptions, run_evals  # noqa: E402
-from harness.config import load_config  # noqa: E402
 
 
 def make_project(root: Path, base_url: str, scenarios: int) -> None:
@@ -100,43 +109,81 @@ def server_process(latency: float) -> Iterator[str]:
         process.wait(timeout=10)
 
 
-def refresh_seconds(url: str, scenarios: int, concurrency: int) -> float:
-    """Wall time of one ``--refresh-cache`` of a fresh project at ``concurrency``."""
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder)
-        make_project(root, url + "/v1", scenarios)
-        config = load_config(root)
-        started = time.perf_counter()
-        summary = run_evals(config, RunOptions(mode="refresh", concurrency=concurrency))
-        elapsed = time.perf_counter() - started
-        if summary.exit_code != 0 or summary.counts["passed"] != scenarios:
-            raise SystemExit(f"refresh failed at concurrency {concurrency}: {summary.counts}")
-        return elapsed
+CHILD = r"""
+import json, os, sys, tempfile, time
+tree, tests, url, scenarios, concurrency = sys.argv[1:6]
+if tree:
+    sys.path.insert(0, tree)
+sys.path.insert(0, tests + "/benchmarks")
+from pathlib import Path
+from bench_refresh_concurrency import make_project
+from harness.api import RunOptions, run_evals
+from harness.config import load_config
+with tempfile.TemporaryDirectory() as folder:
+    root = Path(folder)
+    make_project(root, url + "/v1", int(scenarios))
+    config = load_config(root)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    summary = run_evals(config, RunOptions(mode="refresh", concurrency=int(concurrency)))
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    print(json.dumps({"wall": wall, "cpu": cpu, "passed": summary.counts["passed"]}))
+"""
+
+
+def refresh(tree: str, url: str, scenarios: int, concurrency: int) -> dict[str, float]:
+    """Wall and CPU time of one ``--refresh-cache`` of a fresh project, in a process of its own."""
+    tests = str(Path(__file__).resolve().parent.parent)
+    env = dict(os.environ, OPENAI_API_KEY=TEST_KEY, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run([sys.executable, "-c", CHILD, tree, tests, url, str(scenarios),
+                           str(concurrency)], capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"refresh failed ({tree or 'this tree'}, c={concurrency}):\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    if result["passed"] != scenarios:
+        raise SystemExit(f"refresh at concurrency {concurrency} passed {result['passed']} of {scenarios}")
+    return result
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scenarios", type=int, default=64)
+    parser.add_argument("--scenarios", type=int, default=128)
     parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
-    parser.add_argument("--repeat", type=int, default=3, help="best of this many runs per level")
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
+    parser.add_argument("--against", type=Path, action="append", default=[],
+                        help="another source tree of the harness to time beside this one (repeatable)")
     args = parser.parse_args()
-    os.environ["OPENAI_API_KEY"] = TEST_KEY
-    n = args.scenarios
-    print(f"{n} scenarios, server latency {args.latency * 1000:.0f} ms, best of {args.repeat}\n")
-    print("| concurrency | time (s) | ideal (s) | speed-up | ideal speed-up | efficiency |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    base = 0.0
+    n, small = args.scenarios, max(args.scenarios // 4, 1)
+    trees = {"this tree": ""} | {t.name: str(t.resolve()) for t in args.against}
+    print(f"{n} scenarios, server latency {args.latency * 1000:.0f} ms, {args.repeat} repetitions "
+          f"interleaved (rotated, primed); {measure.load()}\n", flush=True)
+    variants = [f"{name}|{level}|{n}" for name in trees for level in args.levels]
+    variants += [f"{name}|1|{small}" for name in trees]
     with server_process(args.latency) as url:
-        timings = {level: min(refresh_seconds(url, n, level) for _ in range(args.repeat))
-                   for level in args.levels}
-    for level, seconds in timings.items():
-        base = base or seconds
-        ideal_time = math.ceil(n / level) * args.latency
-        ideal_speedup = math.ceil(n / args.levels[0]) / math.ceil(n / level)
-        speedup = base / seconds
-        print(f"| {level} | {seconds:.2f} | {ideal_time:.2f} | {speedup:.1f}x | {ideal_speedup:.0f}x "
-              f"| {speedup / ideal_speedup:.2f} |")
+        def one(variant: str) -> dict[str, float]:
+            name, level, size = variant.split("|")
+            return refresh(trees[name], url, int(size), int(level))
+
+        runs = measure.interleaved(variants, args.repeat, one, say=lambda t: print(t, flush=True))
+    print(f"\n{measure.load()}\n")
+    print("| tree | concurrency | time (s) | ideal (s) | calls/s | speed-up | ideal speed-up | efficiency | "
+          "CPU (s) | CPU per recorded call (ms, slope) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in trees:
+        base = [r["wall"] for r in runs[f"{name}|{args.levels[0]}|{n}"]]
+        per_call = measure.median([(b["cpu"] - a["cpu"]) / (n - small) for a, b in
+                                   zip(runs[f"{name}|1|{small}"], runs[f"{name}|1|{n}"], strict=True)])
+        for level in args.levels:
+            these = runs[f"{name}|{level}|{n}"]
+            walls = [r["wall"] for r in these]
+            ideal_speedup = math.ceil(n / args.levels[0]) / math.ceil(n / level)
+            speedup = measure.median_ratio(base, walls)
+            seconds = measure.median(walls)
+            shown = f"{per_call * 1000:.2f}" if level == 1 else "-"
+            print(f"| {name} | {level} | {seconds:.2f} | {math.ceil(n / level) * args.latency:.2f} | "
+                  f"{n / seconds:.0f} | {speedup:.1f}x | {ideal_speedup:.0f}x | "
+                  f"{speedup / ideal_speedup:.2f} | {measure.median([r['cpu'] for r in these]):.2f} | "
+                  f"{shown} |")
     return 0
 
 

@@ -1,8 +1,10 @@
 """Floor (a) of the replay benchmark: the least work a replay of a synthetic project can do.
 
 Not a test. ``python tests/benchmarks/floor_loop.py PROJECT`` walks the same
-scenario files the harness reads, parses each (YAML, the C loader when
-present, like the harness), builds the same canonical request, hashes it the
+scenario files the harness reads, parses each with the harness's own YAML
+loader (``harness.strictload.load_yaml``: libyaml's events, faster than
+``yaml.CSafeLoader``, so the floor is never slower than the harness's parser),
+builds the same canonical request, hashes it the
 same way (``harness.key.canonical_json`` + sha256 over the same key material),
 reads and parses the entry's ``entry.json`` and ``contents.data`` and applies
 the same three checks (``contains``, ``not_contains``, ``json_path`` equals).
@@ -24,6 +26,7 @@ from typing import Any
 import yaml
 
 from harness.key import canonical_json
+from harness.strictload import load_yaml
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -46,7 +49,7 @@ class Floor:
 
     def replay(self, file: Path) -> bool:
         """One scenario: parse, key, read the entry, check. True when the three checks pass."""
-        scenario = yaml.load(file.read_text(encoding="utf-8"), Loader=_LOADER)  # noqa: S506
+        scenario = load_yaml(file.read_text(encoding="utf-8"))
         tenant = file.parent.name
         scenario_id = f"{self.agent}/{tenant}/{file.stem}"
         request = {
