@@ -152,6 +152,9 @@ class Verdict:
     """A short label such as ``json_path decision == 'ask'``."""
     outcome: Outcome
     reason: str
+    origin: str = ""
+    """The level of the item that gave it: ``agent`` or ``tenant`` (declared once for every
+    scenario), ``scenario``; empty for implicit checks (``tool_schema``) and old records."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -136,7 +136,12 @@ def check_metrics(items: Sequence[Mapping[str, Any]], file: Path) -> list[Proble
 def expected_decision(scenario: Scenario, path: str) -> Any:
     """The decision a scenario expects: its ``json_path`` assertion on ``path`` (``equals``,
     or ``in`` with one value); ``None`` when it has none."""
-    for item in scenario.expect:
+    return expected_in(scenario.expect, path)
+
+
+def expected_in(items: Iterable[Mapping[str, Any]], path: str) -> Any:
+    """The expected decision among ``expect`` items (see :func:`expected_decision`)."""
+    for item in items:
         spec = item.get("json_path")
         if not isinstance(spec, Mapping) or spec.get("path") != path:
             continue
