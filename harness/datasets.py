@@ -417,6 +417,7 @@ class _Loader:
             tool_results=dict(tool_results) if tool_results else _EMPTY,
             counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
+            review=dict(data.get("review") or {}),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:

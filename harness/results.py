@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness.atomic import write_file
+from harness.behavior import actual_behavior
 from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
 from harness.counterexamples import CounterexampleResult, strength
@@ -263,7 +264,11 @@ def validation_record(result: IterationResult) -> dict[str, Any]:
         "input": users[-1].get("content") if users else None,
         "expected_decision": result.expected_decision,
         "actual_decision": result.actual_decision,
+        "actual_behavior": actual_behavior(result.status, result.actual_decision, result.response,
+                                           result.verdicts, result.message),
         "pass_fail": "fail" if result.failed else "pass",
+        "reviewer": scenario.review.get("reviewer"),
+        "reviewed_at": scenario.review.get("reviewed_at"),
         "blocking": result.blocking,
         "judges": [judge_json(j) for j in result.judges],
         "rubric": [rubric_json(r) for r in result.rubric],

@@ -99,6 +99,13 @@ def test_regex_on_the_folded_text() -> None:
     passes(item, text_output("The invoice is drafted."))
 
 
+def test_a_term_ending_in_a_separator_keeps_its_boundary() -> None:
+    item = {"not_contains": {"any": ["ERR_", "rb_0"]}}
+    rejects(item, text_output("Logged as err code 7."))
+    rejects(item, text_output("Rubric RB-001 applied."))
+    passes(item, text_output("I would have preferred another error message."))
+
+
 def test_fold_itself() -> None:
     assert fold("StatusSummary") == fold("status-summary") == fold("status_summary") == "status summary"
     assert needle_finder("status summary")(fold("statussummary")) is not None

@@ -15,6 +15,8 @@ canonical spelling, and :func:`needle_finder` matches a term against it:
   (``status summary`` also finds ``statussummary``), but never across a
   separator the term does not have (``note`` does not find ``no telling``);
 * a term of 12 or more hex digits (a hash) also matches its first 7 (git's short form);
+* a separator at the start or end of a term is kept as a word boundary
+  (``ERR_`` finds ``ERR_CODE`` and ``err code``, never ``error`` or ``preferred``);
 * a term with no letter or digit (``**``, ``](``, ``# ``: Markdown markers) is
   matched as written, after NFKC only: folding would erase what it looks for.
 
@@ -62,6 +64,11 @@ def needle_finder(term: str) -> Finder:
     pattern = " ?".join(re.escape(word) for word in words)
     if _HEX.fullmatch(folded.replace(" ", "")):
         pattern = f"(?:{pattern}|{re.escape(folded.replace(' ', '')[:SHORT_HASH])})"
+    plain = unicodedata.normalize("NFKC", term)
+    if _SEPARATORS.match(plain[-1:]):  # "ERR_" is a prefix followed by a separator, not "error"
+        pattern += "(?: |$)"
+    if _SEPARATORS.match(plain[:1]):
+        pattern = "(?:^| )" + pattern
     compiled = re.compile(pattern)
 
     def find(text: str) -> tuple[int, int] | None:

@@ -80,8 +80,9 @@ _REQUEST_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
          r"(?:when|where|how|why)\s+(?:do|does|did|can|could|would|will|should|shall|is|are|"
          r"was|were|much|many|long|often|soon)\b"),
         ("inverted auxiliary", r"^(?:(?:also|and|so|now|then|but)[\s,]+)?"
-         r"(?:can|could|would|will|do|does|did|are|is|should|shall|may|have|has|were|was)\s+"
-         r"(?:you|we|i|they|it|this|that|there|he|she)\b"),
+         r"(?:(?:can|could|would|will|are|is|should|shall|may|were|was)\s+"
+         r"(?:you|we|i|they|it|this|that|there|he|she)"
+         r"|(?:do|does|did|have|has)\s+(?:you|we|i|they|he|she))\b"),
         # Portuguese (pt-BR and pt-PT)
         ("por favor + verbo de pedido", r"\b(?:por\s+favor|pf|pfv)\b[\s,]+(?:\w+\s+){0,2}?"
          r"(?:confirme|confirma|diga|diz|informe|informa|escolha|escolhe|responda|responde|"
