@@ -66,6 +66,8 @@ class RunOptions:
     """Seconds between two polls of a batch."""
     batch_retry_errors: bool = False
     """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
+    mutants: bool = False
+    """Judge generated mutants of every answer (:mod:`harness.mutants`; no model call)."""
 
 
 class EvalSession:
@@ -154,6 +156,10 @@ class EvalSession:
                                            request_digest(request))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result)  # no model call
+            if self.options.mutants and output is not None:  # no model call either
+                from harness.mutants import check_mutants
+
+                result = replace(result, mutants=check_mutants(agent, scenario, output).to_json())
             result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
             self._writer.write(result)
         finally:

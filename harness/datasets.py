@@ -418,6 +418,7 @@ class _Loader:
             counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
             review=dict(data.get("review") or {}),
+            equivalent_mutants=tuple(data.get("equivalent_mutants") or ()),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:

@@ -18,7 +18,7 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -80,6 +80,9 @@ class IterationResult:
     counterexamples: tuple[CounterexampleResult, ...] = ()
     """The scenario's counterexamples as its hard assertions judged them (the same for every
     iteration; never a model call)."""
+    mutants: JsonObject | None = None
+    """The generated mutants of this iteration's answer as judged (``run --mutants``), as
+    :meth:`harness.mutants.MutantReport.to_json` gives them; ``None`` when not asked."""
 
     @property
     def failed(self) -> bool:
@@ -102,7 +105,7 @@ class IterationResult:
                                metric_samples=self.metric_samples, environment=_NO_ENVIRONMENT,
                                expected_decision=_small(self.expected_decision),
                                actual_decision=_small(self.actual_decision),
-                               counterexamples=self.counterexamples)
+                               counterexamples=self.counterexamples, mutants=self.mutants)
 
 
 #: The environment of a slimmed result (its record on disk has the real one).
@@ -228,7 +231,10 @@ def summary_record_of(result: IterationResult) -> dict[str, Any]:
 
 
 def counterexample_record(result: IterationResult) -> dict[str, Any]:
-    """``{"counterexamples": [...]}`` when the scenario has counterexamples, else nothing."""
+    """``{"counterexamples": [...]}`` when the scenario has counterexamples, else nothing (and
+    ``"mutants"`` when the run generated them)."""
+    if result.mutants is not None:
+        return {**counterexample_record(replace(result, mutants=None)), "mutants": result.mutants}
     if not result.counterexamples:
         return {}
     return {"counterexamples": [c.to_json() for c in result.counterexamples]}
@@ -448,4 +454,5 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
             CounterexampleResult(c["name"], c.get("why", ""), tuple(c.get("rejected") or ()),
                                  tuple(c.get("let_through") or ()))
             for c in record.get("counterexamples") or ()),
+        mutants=record.get("mutants"),
     )

@@ -17,7 +17,7 @@ from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
 from harness.entities import Agent, AgentOutput, Scenario, Status, Verdict
 
-__all__ = ["answer_status", "answer_verdicts", "verdict_line"]
+__all__ = ["answer_status", "answer_verdicts", "first_reject", "verdict_line"]
 
 
 def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Verdict]:
@@ -46,6 +46,25 @@ def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> li
     if schema is not None:
         verdicts.append(schema)
     return verdicts
+
+
+def first_reject(agent: Agent, scenario: Scenario, output: AgentOutput,
+                 ignore: str = "assertion crashed") -> Verdict | None:
+    """The first verdict of :func:`answer_verdicts` that rejects (a reason starting with
+    ``ignore`` does not count), evaluating no item after it: for judging many wrong answers,
+    where only "rejected or not" matters. Same items, same order, same code."""
+    for item in scenario.expect:
+        when = item.when if type(item) is CheckedItem else {}
+        if when and runtime_problem(when, output, agent.decision_path) is not None:
+            continue
+        (verdict,) = evaluate([item], output, output_kind=agent.output,
+                              output_schema=agent.output_schema)
+        if verdict.outcome == "reject" and not verdict.reason.startswith(ignore):
+            return verdict
+    schema = tool_schema_verdict(agent.tools, agent.tool_schema, output)
+    if schema is not None and schema.outcome == "reject" and not schema.reason.startswith(ignore):
+        return schema
+    return None
 
 
 def verdict_line(verdict: Verdict) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
+from functools import lru_cache
 
 __all__ = ["fold", "needle_finder", "has_word_characters"]
 
@@ -57,8 +58,10 @@ def has_word_characters(term: str) -> bool:
     return any(ch.isalnum() for ch in term)
 
 
+@lru_cache(maxsize=4096)
 def needle_finder(term: str) -> Finder:
-    """A finder of ``term`` in a text already passed through :func:`fold`."""
+    """A finder of ``term`` in a text already passed through :func:`fold` (one per term: the
+    same lists are checked on every iteration and every generated mutant)."""
     folded = fold(term)
     words = folded.split(" ")
     pattern = " ?".join(re.escape(word) for word in words)

@@ -71,12 +71,31 @@ def show(value: Any, limit: int = FOUND_LIMIT) -> str:
     other JSON values read as in YAML/JSON (``true``, ``null``, ``[1, 'a']``),
     the way scenario authors wrote them.
     """
-    text = _render(value)
+    text = _render(value) if isinstance(value, str) else _render_upto(value, limit + 1)
     if len(text) <= limit:
         return text
     if isinstance(value, str):
         return repr(value[:limit] + "…")
     return text[:limit] + "…"
+
+
+def _render_upto(value: Any, budget: int) -> str:
+    """:func:`_render`, stopping once ``budget`` characters are out (a reason quotes 120 of
+    them; rendering a whole document to cut it was most of the cost of a reject)."""
+    if isinstance(value, Mapping | list | tuple):
+        parts: list[str] = []
+        used = 0
+        items = (f"{_render_upto(k, budget)}: {_render_upto(v, budget - used)}"
+                 for k, v in value.items()) if isinstance(value, Mapping) else (
+                 _render_upto(item, budget - used) for item in value)
+        for part in items:
+            parts.append(part)
+            used += len(part) + 2
+            if used > budget:
+                break
+        opened, closed = ("{", "}") if isinstance(value, Mapping) else ("[", "]")
+        return opened + ", ".join(parts) + closed
+    return _render(value)
 
 
 def _render(value: Any) -> str:
