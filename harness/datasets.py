@@ -127,6 +127,7 @@ class _Loader:
         self._agent: Agent | None = None
         self._items: dict[str, CheckedItem] = {}
         self._agent_rules: tuple[Rule, ...] = ()
+        self._agent_equivalents: tuple[JsonObject, ...] = ()
         self._tenant_rules: dict[tuple[str, str], tuple[Rule, ...]] = {}
 
     def load(self) -> Dataset:
@@ -210,6 +211,7 @@ class _Loader:
     def _load_agent(self, agent_dir: Path) -> Agent | None:
         file = agent_dir / AGENT_FILE
         self._agent_rules = ()
+        self._agent_equivalents = ()
         if file.is_symlink():
             return None  # reported with every other link under the root
         if not file.is_file():
@@ -238,6 +240,7 @@ class _Loader:
         self._agent_rules, problems = check_rules(data.get("expect"), file, "agent",
                                                   data.get("params") or {}, _tool_names(data))
         self.problems.extend(problems)
+        self._agent_equivalents = tuple(data.get("equivalent_mutants") or ())
         rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
                                         data.get("tools") or [], file, "agent")
         self.problems.extend(problems)
@@ -418,7 +421,7 @@ class _Loader:
             counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
             review=dict(data.get("review") or {}),
-            equivalent_mutants=tuple(data.get("equivalent_mutants") or ()),
+            equivalent_mutants=self._agent_equivalents + tuple(data.get("equivalent_mutants") or ()),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:

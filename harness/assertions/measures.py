@@ -68,7 +68,8 @@ _REQUEST_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("let me know", r"\blet\s+(?:me|us)\s+know\b"),
         ("confirm whether", r"^(?:(?:also|and|so|now|then|first)[\s,]+)?"
          r"(?:confirm|tell\s+(?:me|us)|advise)\b"),
-        ("your call", r"\b(?:(?:it'?s|it\s+is)\s+)?(?:your|ur)\s+(?:call|choice|decision|pick)\b"),
+        ("your call", r"\b(?:it'?s|it\s+is|that'?s|that\s+is)\s+(?:your|ur)\s+(?:call|choice|decision|pick)\b"
+         r"|^(?:your|ur)\s+(?:call|choice|decision|pick)\s*[:,.!-]|\b(?:your|ur)\s+(?:call|choice|decision|pick)\s*[.!]?$"),
         ("up to you", r"\b(?:up\s+to\s+you|you\s+decide|you\s+choose|you\s+pick|you\s+tell\s+me)\b"),
         ("waiting for your answer", r"\b(?:await(?:ing)?|waiting\s+(?:for|on))\s+your\s+"
          r"(?:decision|confirmation|answer|reply|choice|input|go-ahead|approval)\b"),
@@ -98,7 +99,7 @@ _REQUEST_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("aguardo sua resposta", r"\baguard(?:o|amos|ando)\s+(?:a\s+|o\s+)?(?:sua|seu|tua|teu)\s+"
          r"(?:confirmação|resposta|decisão|retorno|escolha|aprovação|ok)\b"),
         ("pode confirmar", r"\b(?:pode|poderia|podes|consegue)\s+(?:me\s+)?(?:confirmar|dizer|"
-         r"informar|escolher|responder|avisar|indicar)\b"),
+         r"informar|responder|avisar)\b"),
         ("palavra interrogativa", r"^(?:(?:e|então|agora|também|mas)[\s,]+)?"
          r"(?:qual|quais|quem|quanto|quantos|quanta|quantas)\b"),
         ("palavra interrogativa + verbo", r"^(?:(?:e|então|agora|também|mas)[\s,]+)?"
@@ -119,11 +120,19 @@ def question_form(sentence: str) -> str | None:
     return None
 
 
+#: A sentence that only qualifies the question before it ("If so, how much?") is part of it.
+_CONTINUATION = re.compile(r"^(?:and\s+)?if\s+(?:so|not|yes|no)\b|^(?:e\s+)?(?:se|caso)\s+(?:sim|não|nao)\b")
+
+
 def questions(text: str) -> list[Question]:
-    """The sentences of ``text`` that ask the reader something, with the form that says so."""
-    found = []
+    """The sentences of ``text`` that ask the reader something, with the form that says so; a
+    follow-up that only qualifies the previous question ("If so, how much?") is not counted."""
+    found: list[Question] = []
+    previous_asked = False
     for sentence in sentences(text):
         form = question_form(sentence)
-        if form is not None:
+        folded = unicodedata.normalize("NFKC", sentence.casefold())
+        if form is not None and not (previous_asked and _CONTINUATION.match(folded)):
             found.append(Question(sentence, form))
+        previous_asked = form is not None
     return found
