@@ -24,6 +24,8 @@ __all__ = ["Question", "questions", "sentences", "words"]
 _WORD_SPLIT = re.compile(r"[\s\-\u2010-\u2015\u2212\u2e3a\u2e3b/\\|]+")
 #: Characters of scripts written without spaces between words (Han, kana).
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]+")
+#: Chinese and Japanese end a sentence with no space after it: 。！？ (or ! ? before a CJK character).
+_CJK_END = re.compile(r"[。！？]|[!?](?=[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff])")
 #: Where a sentence ends: terminal punctuation followed by a space or the end, or a line break.
 _SENTENCE_END = re.compile(r"(?<=[.!?…。！？])[\"'”’»)\]]*(?:\s+|$)|\n+")
 
@@ -42,9 +44,9 @@ def words(text: str) -> int:
 
 
 def sentences(text: str) -> list[str]:
-    """The sentences of ``text``: cut after ``.``, ``!``, ``?``, ``…`` and their full-width
-    forms when a space or the end follows, and at line breaks; empty pieces dropped."""
-    text = unicodedata.normalize("NFKC", text)
+    """The sentences of ``text``: cut after ``.``, ``!``, ``?``, ``…`` when a space or the end
+    follows, after ``。！？`` always (no space follows them), and at line breaks."""
+    text = unicodedata.normalize("NFKC", _CJK_END.sub("\\g<0>\n", text))
     return [piece.strip() for piece in _SENTENCE_END.split(text) if piece and piece.strip()]
 
 
