@@ -126,7 +126,8 @@ class Bench:
         print(f"{m.wall:.2f} s, {m.rss_mb:.0f} MB", flush=True)
         return Point(n, m.wall, m.rss_mb)
 
-    def ours(self, root: Path, n: int, *, pytest_runs: bool, check: bool) -> dict[str, Point]:
+    def ours(self, root: Path, n: int, *, pytest_runs: bool, check: bool,
+             mutants: bool = False) -> dict[str, Point]:
         py = sys.executable
         results = root / "eval-results"
         points = {
@@ -134,6 +135,10 @@ class Bench:
                                      clean=results),
             "floor (a) loop": self.time("floor-a", n, [py, str(BENCHMARKS / "floor_loop.py"), str(root)]),
         }
+        if mutants:  # opt-in: timed right after the plain run, on the same files
+            points["harness run --mutants"] = self.time(
+                "cli-mutants", n, [py, "-m", "harness", "--project", str(root), "run", "-q", "--mutants"],
+                clean=results)
         if pytest_runs:
             floor_b = floor_pytest_items(self.work / f"floor-b-{n}", root)
             plugin = [py, "-m", "pytest", "--evals", "-q", "-p", "no:cacheprovider"]
@@ -198,6 +203,9 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="regenerate the projects")
     parser.add_argument("--no-pytest", action="store_true")
     parser.add_argument("--no-check", action="store_true")
+    parser.add_argument("--mutants", action="store_true",
+                        help="also time `run --mutants` (generated mutants are off by default; "
+                        "the line says what they cost per scenario)")
     args = parser.parse_args()
     bench = Bench(args.work, args.repeat)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, harness {__version__}; "
@@ -211,7 +219,8 @@ def main() -> int:
             if size not in results:
                 print(f"{size} scenarios:", flush=True)
                 results[size] = bench.ours(project(args.work, size, args.fresh), size,
-                                           pytest_runs=not args.no_pytest, check=not args.no_check)
+                                           pytest_runs=not args.no_pytest, check=not args.no_check,
+                                           mutants=args.mutants)
     if args.big:
         for size in (5000, 50000):
             if size not in results:
@@ -244,6 +253,12 @@ def main() -> int:
     for n, lines, floors in all_lines:
         print(f"### {n} scenarios (slope from {n // 10})\n")
         print(table(lines, floors) + "\n")
+        by_tool = {ln.tool: ln for ln in lines}
+        if "harness run --mutants" in by_tool:
+            plain, mutated = by_tool["harness run"], by_tool["harness run --mutants"]
+            print(f"mutants (opt-in): +{mutated.marginal_ms - plain.marginal_ms:.2f} ms per scenario "
+                  f"({mutated.marginal_ms:.2f} vs {plain.marginal_ms:.2f} ms marginal); the targets "
+                  "below hold for `harness run` with mutants off, the default\n")
     if peer_lines:
         ours = peer_lines[-1]
         print(f"### peers at {args.peers} scenarios (slope from {args.peers // 10})\n")
