@@ -133,5 +133,9 @@ def test_run_with_mutants_adds_the_section_to_every_report_and_is_off_by_default
     assert project.records()[-1]["mutants"]["total"] > 0
     assert "### Generated mutants" in project.run("report", "--format", "md").out
     assert "mutants" in json.loads(project.run("report", "--format", "json").out)
+    junit = project.run("report", "--format", "junit").out
+    assert 'name="mutant_strength"' in junit and 'name="mutants_killed"' in junit
+    page = project.run("report", "--format", "html").out
+    assert '<section id="mutants">' in page and "survivors per scenario" in page
     refused = project.run("run", "--fail-under", "0.5")
     assert refused.code == 2 and "add --mutants" in refused.err
