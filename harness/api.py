@@ -79,6 +79,8 @@ class RunOptions:
     """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
     shard: ShardSpec | None = None
     """Run only this shard of the selection (:mod:`harness.shards`); its run.json records the split."""
+    mutants: bool = False
+    """Judge generated mutants of every answer (:mod:`harness.mutants`; no model call)."""
 
 
 class EvalSession:
@@ -186,6 +188,10 @@ class EvalSession:
             result = _with_counterexamples(agent, scenario, result, output)  # no model call
             result = gate(result, requirement(agent, self.config.require_provenance),
                           self._stale_mark(scenario, iteration))
+            if self.options.mutants and output is not None:  # no model call either
+                from harness.mutants import check_mutants
+
+                result = replace(result, mutants=check_mutants(agent, scenario, output).to_json())
             result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
             self._writer.write(result)
         finally:

@@ -15,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness import __version__
 from harness.output import emit, silence_stdout
@@ -76,9 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --shard: balance the shards by the durations recorded in this run "
                      "(eval-results/results/<run-id> or its run.json); default: by iteration count")
     run.add_argument("--quiet", "-q", action="store_true", help="print only failures and totals")
+    _add_mutant_options(run)
     run.add_argument("--report", action="append", default=[], metavar="FORMAT[:PATH]",
                      help="also write a report: md, json, junit, html or terminal (repeatable; "
                      "default path: report.<ext> in the run's results folder)")
+    mutants = commands.add_parser("mutants", help="offline: judge wrong answers generated from "
+                                  "every recorded answer and list the survivors per scenario")
+    _add_selection(mutants)
+    mutants.add_argument("--fail-under", type=float, default=None, metavar="RATIO",
+                         help="exit 1 when an agent's mutant strength (killed / non-equivalent "
+                         "mutants) is under RATIO, e.g. 0.9")
+    mutants.add_argument("--json", action="store_true", help="print the mutant report as JSON")
     report = commands.add_parser("report", help="rebuild a report of a recorded run from "
                                  "eval-results/ (no re-run)")
     report.add_argument("--run", default=None, metavar="ID",
@@ -171,6 +179,14 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
                         help="only scenarios whose id (agent/tenant/name) or name matches")
 
 
+def _add_mutant_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mutants", action="store_true",
+                        help="also judge wrong answers generated from every answer by "
+                        "deterministic operators (no model call); reports show the survivors")
+    parser.add_argument("--fail-under", type=float, default=None, metavar="RATIO",
+                        help="with --mutants: exit 1 when an agent's mutant strength is under RATIO")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m harness`` and the ``harness`` console script."""
     args = build_parser().parse_args(argv)
@@ -206,6 +222,8 @@ _DEPENDENCIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "diskcache": "dis
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
         return _run(args)
+    if args.command == "mutants":
+        return _mutants(args)
     if args.command == "check":
         return _check(args)
     if args.command == "prune":
@@ -249,6 +267,7 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.progress_interval <= 0:
         raise ConfigError(f"--progress-interval must be positive, got {args.progress_interval}")
+    _check_fail_under(args, needs_mutants=True)
     mode: Mode = ("refresh" if args.refresh_cache
                   else "record-missing" if args.record_missing else "offline")
     options = RunOptions(
@@ -260,7 +279,7 @@ def _run(args: argparse.Namespace) -> int:
         concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
         max_calls=args.max_calls,
         resume=args.resume, batch=args.batch, batch_poll_s=args.batch_poll,
-        batch_retry_errors=args.batch_retry_errors,
+        batch_retry_errors=args.batch_retry_errors, mutants=args.mutants,
         shard=_shard_spec(args.shard, args.shard_durations),
     )
     validate_options(options)  # the library's rules, before the project is read
@@ -290,7 +309,59 @@ def _run(args: argparse.Namespace) -> int:
         emit(line)
     for line in warnings:
         print(line, file=sys.stderr)
-    return summary.exit_code
+    return _mutant_gate(args, summary, summary.exit_code)
+
+
+def _check_fail_under(args: argparse.Namespace, *, needs_mutants: bool) -> None:
+    from harness.errors import ConfigError
+
+    if args.fail_under is None:
+        return
+    if not 0.0 <= args.fail_under <= 1.0:
+        raise ConfigError(f"--fail-under must be a ratio between 0 and 1, got {args.fail_under}")
+    if needs_mutants and not args.mutants:
+        raise ConfigError("--fail-under gates on mutant strength: add --mutants")
+
+
+def _mutant_gate(args: argparse.Namespace, summary: Any, code: int) -> int:
+    """``code``, or 1 when ``--fail-under`` is given and an agent's mutant strength is under it."""
+    if args.fail_under is None:
+        return code
+    from harness.mutants.report import fail_under_problem
+    from harness.report.model import view_of_summary
+
+    problem = fail_under_problem(view_of_summary(summary).records, args.fail_under)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    return code
+
+
+def _mutants(args: argparse.Namespace) -> int:
+    """``run --mutants`` offline, printing the mutant report with every survivor."""
+    import json
+
+    from harness.api import RunOptions, run_evals
+    from harness.datasets import Selection
+    from harness.mutants.report import mutant_json, mutant_lines
+    from harness.project import load_project
+    from harness.report.load import load_records
+
+    _check_fail_under(args, needs_mutants=False)
+    config = load_project(args.project)
+    options = RunOptions(selection=Selection(tuple(args.agent), tuple(args.tenant),
+                                             tuple(args.types), tuple(args.scenario)),
+                         mutants=True)
+    summary = run_evals(config, options)
+    records = load_records(summary.results_dir)
+    if args.json:
+        emit(json.dumps(mutant_json(records), indent=2, ensure_ascii=False))
+    else:
+        emit("\n".join(mutant_lines(records, per_scenario=1000)
+                       or ["no answer to mutate (every selected iteration failed to replay)"]))
+        emit(f"run {summary.run_id}: exit {summary.exit_code} "
+             f"(the eval itself; records in {summary.results_dir})")
+    return _mutant_gate(args, summary, summary.exit_code)
 
 
 def _shard_spec(shard: tuple[int, int] | None, durations: Path | None) -> ShardSpec | None:

@@ -57,13 +57,16 @@ class CounterexampleResult:
                 "rejected": list(self.rejected), "let_through": list(self.let_through)}
 
 
-def counterexample_problems(file: Path, data: Mapping[str, Any]) -> list[Problem]:
+def counterexample_problems(file: Path, data: Mapping[str, Any],
+                            inherited: Iterable[str] = ()) -> list[Problem]:
     """Load-time checks of a schema-valid scenario's counterexamples that a schema cannot
-    make: unique names, and ``rejected_by`` naming assertions the scenario has."""
+    make: unique names, and ``rejected_by`` naming assertions the scenario has (its own, and
+    the ``inherited`` labels of the rules its agent and tenant declare once)."""
     items = data.get("counterexamples") or []
     if not items:
         return []
-    labels = {assertion_label(item) for item in data.get("expect", [])} | {TOOL_SCHEMA}
+    labels = ({assertion_label(item) for item in data.get("expect", [])} | {TOOL_SCHEMA}
+              | set(inherited))
     problems = []
     seen: set[str] = set()
     for index, item in enumerate(items):

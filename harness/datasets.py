@@ -21,8 +21,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from harness.assertions import CheckedItem, check_item
+from harness.assertions import CheckedItem, assertion_label, check_item
 from harness.assertions.compiled import compiled
+from harness.assertions.rules import Rule, check_rules, merge_layers, resolve_rules
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.counterexamples import counterexample_problems
@@ -32,7 +33,7 @@ from harness.execution import load_entrypoint
 from harness.judges import resolve_judges
 from harness.links import symlink_problems, through_link
 from harness.manual import see
-from harness.metrics import check_metrics
+from harness.metrics import check_metrics, expected_in
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
 from harness.rubric import check_rubric, merge_rubric
@@ -127,6 +128,9 @@ class _Loader:
         self.cache_rel = config.relative(config.cache)
         self._agent: Agent | None = None
         self._items: dict[str, CheckedItem] = {}
+        self._agent_rules: tuple[Rule, ...] = ()
+        self._agent_equivalents: tuple[JsonObject, ...] = ()
+        self._tenant_rules: dict[tuple[str, str], tuple[Rule, ...]] = {}
 
     def load(self) -> Dataset:
         if not self.root.is_dir():
@@ -208,6 +212,8 @@ class _Loader:
 
     def _load_agent(self, agent_dir: Path) -> Agent | None:
         file = agent_dir / AGENT_FILE
+        self._agent_rules = ()
+        self._agent_equivalents = ()
         if file.is_symlink():
             return None  # reported with every other link under the root
         if not file.is_file():
@@ -233,6 +239,10 @@ class _Loader:
                                          "is a connection setting, and options are keyed",
                                          "remove it from judge.options"))
         self.problems.extend(check_metrics(data.get("metrics", []), file))
+        self._agent_rules, problems = check_rules(data.get("expect"), file, "agent",
+                                                  data.get("params") or {}, _tool_names(data))
+        self.problems.extend(problems)
+        self._agent_equivalents = tuple(data.get("equivalent_mutants") or ())
         rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
                                         data.get("tools") or [], file, "agent")
         self.problems.extend(problems)
@@ -386,6 +396,12 @@ class _Loader:
                 self.problems.extend(problems)
                 if problems:
                     data = {}
+        if self._agent is not None:
+            rules, problems = check_rules(data.get("expect"), file, "tenant",
+                                          {**self._agent.params, **(data.get("params") or {})},
+                                          [str(t.get("name")) for t in self._agent.tools])
+            self.problems.extend(problems)
+            self._tenant_rules[(agent, tenant_dir.name)] = merge_layers(self._agent_rules, rules)
         return Tenant(agent, tenant_dir.name, tenant_dir, data.get("description", ""),
                       dict(data.get("params", {})), self._rubric(file, data.get("rubric"), "tenant"))
 
@@ -395,6 +411,7 @@ class _Loader:
             self.problems.append(problem)
             return None
         problems = schema_problems(data, "scenario", file)
+        inherited: list[tuple[JsonObject, str, JsonObject]] = []
         if isinstance(data, dict):
             if "input" in data and "messages" in data:
                 problems.append(Problem(file, "input", "and messages are both given",
@@ -407,8 +424,11 @@ class _Loader:
                 problems.extend(Problem(file, f"expect[{index}]", reason,
                                         see("formats", "Assertions"))
                                 for reason in check_item(item, schema_checked=True))
+            inherited, rule_problems = self._inherited(tenant, file, data)
+            problems.extend(rule_problems)
             if not problems:
-                problems.extend(counterexample_problems(file, data))
+                problems.extend(counterexample_problems(
+                    file, data, [assertion_label(item) for item, _, _ in inherited]))
         self.problems.extend(problems)
         if problems or not isinstance(data, dict):
             return None
@@ -426,12 +446,15 @@ class _Loader:
             context=data.get("context"),
             params=dict(params) if params else _EMPTY,
             iterations=data.get("iterations", 1),
-            expect=tuple(self._shared(item) for item in data.get("expect", [])),
+            expect=tuple(self._shared(item) for item in data.get("expect", []))
+            + tuple(self._shared(item, origin, when) for item, origin, when in inherited),
             judge=self._judges(file, data.get("judge")),
             tags=tuple(sys.intern(t) for t in data.get("tags", [])),
             tool_results=dict(tool_results) if tool_results else _EMPTY,
             counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
+            review=dict(data.get("review") or {}),
+            equivalent_mutants=self._agent_equivalents + tuple(data.get("equivalent_mutants") or ()),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
         if len(worst) > self.config.path_budget:
@@ -443,14 +466,27 @@ class _Loader:
                 " characters"))
         return scenario
 
-    def _shared(self, item: JsonObject) -> CheckedItem:
+    def _shared(self, item: JsonObject, origin: str = "scenario",
+                when: JsonObject | None = None) -> CheckedItem:
         """A checked expect item; equal items of different scenarios share one object (a
-        dataset of 50,000 scenarios repeats most of its assertions)."""
-        text = repr(item)  # equal reprs of JSON values are equal values of the same types
+        dataset of 50,000 scenarios repeats most of its assertions, and every scenario of
+        an agent repeats the rules it declares once)."""
+        text = repr((item, origin, when))  # equal reprs of JSON values are equal values
         found = self._items.get(text)
         if found is None:
-            found = self._items[text] = CheckedItem(item)
+            found = self._items[text] = CheckedItem(item, origin=origin, when=when)
         return found
+
+    def _inherited(self, tenant: Tenant, file: Path, data: JsonObject,
+                   ) -> tuple[list[tuple[JsonObject, str, JsonObject]], list[Problem]]:
+        """The agent and tenant rules that apply to a scenario, resolved with its params."""
+        agent = self._agent
+        rules = self._tenant_rules.get((tenant.agent, tenant.name), self._agent_rules)
+        if agent is None or (not rules and not data.get("opt_out")):
+            return [], []
+        params = {**agent.params, **tenant.params, **(data.get("params") or {})}
+        expected = expected_in(data.get("expect") or [], agent.decision_path)
+        return resolve_rules(rules, data, file, params, expected)
 
     def _judges(self, file: Path, items: list[Any] | None) -> tuple[JsonObject, ...]:
         """The scenario's judges resolved against its agent (none if the agent is invalid)."""
@@ -489,3 +525,7 @@ class _Loader:
                     f"{' of the system prompt' if where == 'system_prompt' else ''} is not defined",
                     f"add {name} to the scenario's params, the tenant's tenant.yaml params or "
                     "the agent's params"))
+
+
+def _tool_names(data: JsonObject) -> list[str]:
+    return [str(tool.get("name")) for tool in data.get("tools") or [] if isinstance(tool, dict)]

@@ -109,6 +109,12 @@ class Scenario:
     """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
     rubric: tuple[JsonObject, ...] = ()
     """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
+    equivalent_mutants: tuple[JsonObject, ...] = ()
+    """Generated mutants that are still right answers (``match`` glob, ``reason``): reported as
+    equivalent, left out of the mutant strength (see :mod:`harness.mutants`)."""
+    review: JsonObject = field(default_factory=dict)
+    """Who last reviewed the scenario and its recorded answer (``reviewer``, ``reviewed_at``),
+    copied into every per-test record; empty when nobody has."""
 
     @property
     def id(self) -> str:
@@ -165,6 +171,9 @@ class Verdict:
     """A short label such as ``json_path decision == 'ask'``."""
     outcome: Outcome
     reason: str
+    origin: str = ""
+    """The level of the item that gave it: ``agent`` or ``tenant`` (declared once for every
+    scenario), ``scenario``; empty for implicit checks (``tool_schema``) and old records."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,10 +18,14 @@ judge, so the value is as deterministic as the assertions and a metric may gate
 list), ``tags`` (any tag matches one of these globs), ``expected`` (the expected
 decision, read from the scenario's ``json_path`` assertion on the agent's
 ``decision_path``, is in the list) and ``actual`` (the decision in the output is
-in the list). ``measure`` is exactly one of ``decision`` (the actual decision is
-in the list), ``verdicts`` (the scenario's assertions with these names all
-passed; ``["*"]``: every assertion passed) or ``assertions`` (these ``expect``
-items, run on the output, all pass). ``better: lower`` makes the target a
+in the list). ``measure`` holds one or more of ``decision`` (the actual decision
+is in the list), ``verdicts`` (the scenario's assertions with these names all
+passed; ``["*"]``: every assertion passed), ``assertions`` (these ``expect``
+items, run on the output, all pass) and ``any_assertions`` (at least one of
+these items passes); an iteration counts when every one given holds, so
+``{decision: [refuse], verdicts: ["*"]}`` counts a refusal only when no hard
+assertion rejects it (a refusal that delivers the forbidden content anyway is
+not a safe refusal). ``better: lower`` makes the target a
 ceiling (``false_ask_rate`` with target 0.0); the default is a floor. An empty
 population gives ``not_applicable``, which meets any target.
 """
@@ -40,7 +44,7 @@ from harness.entities import Agent, AgentOutput, JsonObject, Scenario, Verdict
 from harness.errors import Problem
 from harness.manual import see
 
-MEASURES = ("decision", "verdicts", "assertions")
+MEASURES = ("decision", "verdicts", "assertions", "any_assertions")
 
 
 @dataclass(frozen=True)
@@ -52,11 +56,13 @@ class MetricSpec:
     description: str
     over: JsonObject
     measure: str
-    """``decision``, ``verdicts`` or ``assertions``."""
+    """The first measure given: ``decision``, ``verdicts``, ``assertions`` or ``any_assertions``."""
     values: tuple[Any, ...]
     target: float
     better: str = "higher"
     gate: bool = False
+    parts: tuple[tuple[str, tuple[Any, ...]], ...] = ()
+    """Every measure given, with its values; all must hold (empty: ``measure`` alone)."""
 
 
 @dataclass
@@ -105,14 +111,13 @@ def specs_of(agent: Agent) -> tuple[MetricSpec, ...]:
     """The agent's metrics, as declared (validated at load)."""
     specs = []
     for item in agent.metrics:
-        measure = next(k for k in MEASURES if k in item["measure"])
-        values = item["measure"][measure]
+        parts = tuple((key, _values(item["measure"][key])) for key in MEASURES
+                      if key in item["measure"])
         specs.append(MetricSpec(
             agent=agent.name, name=item["name"], description=item.get("description", ""),
-            over=dict(item.get("over") or {}), measure=measure,
-            values=tuple(values) if isinstance(values, list) else (values,),
+            over=dict(item.get("over") or {}), measure=parts[0][0], values=parts[0][1],
             target=float(item["target"]), better=item.get("better", "higher"),
-            gate=bool(item.get("gate", False))))
+            gate=bool(item.get("gate", False)), parts=parts))
     return tuple(specs)
 
 
@@ -123,10 +128,11 @@ def check_metrics(items: Sequence[Mapping[str, Any]], file: Path) -> list[Proble
     for name in sorted({n for n in names if names.count(n) > 1}):
         problems.append(Problem(file, "metrics", f"metric '{name}' is declared twice", "rename one"))
     for index, item in enumerate(items):
-        for number, assertion in enumerate((item.get("measure") or {}).get("assertions") or []):
-            problems.extend(Problem(file, f"metrics[{index}].measure.assertions[{number}]", reason,
-                                    see("formats", "Assertions"))
-                            for reason in check_item(assertion))
+        for key in ("assertions", "any_assertions"):
+            for number, assertion in enumerate((item.get("measure") or {}).get(key) or []):
+                problems.extend(Problem(file, f"metrics[{index}].measure.{key}[{number}]", reason,
+                                        see("formats", "Assertions"))
+                                for reason in check_item(assertion))
     return problems
 
 
@@ -136,7 +142,12 @@ def check_metrics(items: Sequence[Mapping[str, Any]], file: Path) -> list[Proble
 def expected_decision(scenario: Scenario, path: str) -> Any:
     """The decision a scenario expects: its ``json_path`` assertion on ``path`` (``equals``,
     or ``in`` with one value); ``None`` when it has none."""
-    for item in scenario.expect:
+    return expected_in(scenario.expect, path)
+
+
+def expected_in(items: Iterable[Mapping[str, Any]], path: str) -> Any:
+    """The expected decision among ``expect`` items (see :func:`expected_decision`)."""
+    for item in items:
         spec = item.get("json_path")
         if not isinstance(spec, Mapping) or spec.get("path") != path:
             continue
@@ -176,18 +187,36 @@ def sample(spec: MetricSpec, agent: Agent, scenario: Scenario, output: AgentOutp
         return ("actual" not in over), None
     if "actual" in over and actual not in _listed(over["actual"]):
         return False, None
-    if spec.measure == "decision":
-        return True, actual in spec.values
-    if spec.measure == "assertions":
-        found = evaluate(list(spec.values), output, output_kind=agent.output,
+    counted = True
+    for measure, values in spec.parts or ((spec.measure, spec.values),):
+        holds = _holds(measure, values, agent, output, verdicts, actual)
+        if holds is None:
+            return False, None
+        counted = counted and holds
+    return True, counted
+
+
+def _holds(measure: str, values: tuple[Any, ...], agent: Agent, output: AgentOutput,
+           verdicts: Sequence[Verdict], actual: Any) -> bool | None:
+    """Whether one measure holds; ``None``: the iteration has none of the named verdicts."""
+    if measure == "decision":
+        return actual in values
+    if measure in ("assertions", "any_assertions"):
+        found = evaluate(list(values), output, output_kind=agent.output,
                          output_schema=agent.output_schema)
-        return True, overall(found) == "pass"
-    if "*" in spec.values:
-        return True, bool(verdicts) and overall(verdicts) == "pass"
-    named = [v for v in verdicts if v.assertion in spec.values]
+        if measure == "any_assertions":
+            return any(v.outcome == "pass" for v in found)
+        return overall(found) == "pass"
+    if "*" in values:
+        return bool(verdicts) and overall(verdicts) == "pass"
+    named = [v for v in verdicts if v.assertion in values]
     if not named:
-        return False, None
-    return True, overall(named) == "pass"
+        return None
+    return overall(named) == "pass"
+
+
+def _values(found: Any) -> tuple[Any, ...]:
+    return tuple(found) if isinstance(found, list) else (found,)
 
 
 def samples_of(agent: Agent, scenario: Scenario, output: AgentOutput | None,

@@ -18,12 +18,13 @@ import sys
 import threading
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from harness.atomic import write_file
+from harness.behavior import actual_behavior
 from harness.cache.store import format_time, response_from_json, response_to_json
 from harness.clients.caching import CallRecord
 from harness.counterexamples import CounterexampleResult, strength
@@ -79,6 +80,9 @@ class IterationResult:
     counterexamples: tuple[CounterexampleResult, ...] = ()
     """The scenario's counterexamples as its hard assertions judged them (the same for every
     iteration; never a model call)."""
+    mutants: JsonObject | None = None
+    """The generated mutants of this iteration's answer as judged (``run --mutants``), as
+    :meth:`harness.mutants.MutantReport.to_json` gives them; ``None`` when not asked."""
 
     @property
     def failed(self) -> bool:
@@ -101,7 +105,7 @@ class IterationResult:
                                metric_samples=self.metric_samples, environment=_NO_ENVIRONMENT,
                                expected_decision=_small(self.expected_decision),
                                actual_decision=_small(self.actual_decision),
-                               counterexamples=self.counterexamples)
+                               counterexamples=self.counterexamples, mutants=self.mutants)
 
 
 #: The environment of a slimmed result (its record on disk has the real one).
@@ -204,7 +208,8 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "calls": [c.to_json() for c in result.calls],
         "response": response_to_json(result.response) if result.response else None,
         "verdicts": [
-            {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason}
+            {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason,
+             **({"origin": v.origin} if v.origin else {})}
             for v in result.verdicts
         ],
         **validation_record(result),
@@ -232,7 +237,10 @@ def summary_record_of(result: IterationResult) -> dict[str, Any]:
 
 
 def counterexample_record(result: IterationResult) -> dict[str, Any]:
-    """``{"counterexamples": [...]}`` when the scenario has counterexamples, else nothing."""
+    """``{"counterexamples": [...]}`` when the scenario has counterexamples, else nothing (and
+    ``"mutants"`` when the run generated them)."""
+    if result.mutants is not None:
+        return {**counterexample_record(replace(result, mutants=None)), "mutants": result.mutants}
     if not result.counterexamples:
         return {}
     return {"counterexamples": [c.to_json() for c in result.counterexamples]}
@@ -268,7 +276,11 @@ def validation_record(result: IterationResult) -> dict[str, Any]:
         "input": users[-1].get("content") if users else None,
         "expected_decision": result.expected_decision,
         "actual_decision": result.actual_decision,
+        "actual_behavior": actual_behavior(result.status, result.actual_decision, result.response,
+                                           result.verdicts, result.message),
         "pass_fail": "fail" if result.failed else "pass",
+        "reviewer": scenario.review.get("reviewer"),
+        "reviewed_at": scenario.review.get("reviewed_at"),
         "blocking": result.blocking,
         "judges": [judge_json(j) for j in result.judges],
         "rubric": [rubric_json(r) for r in result.rubric],
@@ -424,7 +436,7 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         scenario=scenario,
         iteration=int(record["iteration"]),
         status=record["status"],
-        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"])
+        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"], v.get("origin", ""))
                        for v in record.get("verdicts", [])),
         message=record.get("message", ""),
         calls=tuple(CallRecord.from_json(c) for c in record.get("calls", [])),
@@ -448,4 +460,5 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
             CounterexampleResult(c["name"], c.get("why", ""), tuple(c.get("rejected") or ()),
                                  tuple(c.get("let_through") or ()))
             for c in record.get("counterexamples") or ()),
+        mutants=record.get("mutants"),
     )

@@ -15,6 +15,7 @@ from typing import Any
 from harness.clients.caching import BoundClient
 from harness.entities import Agent, AgentOutput, JsonObject, JudgeScore
 from harness.judges import evaluate_judges, not_evaluated
+from harness.judges.honesty import honest_judges, honest_rubric
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.provenance import sources_by_purpose
 from harness.refresh.deferral import CallDeferred
@@ -28,17 +29,20 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
     scenario = result.scenario
     deferred: CallDeferred | None = None  # --batch: judges and rubric items go in one round
     judges: tuple[JudgeScore, ...] = ()
+    judge_ties: dict[str, str | None] = {}
+    rubric_ties: dict[str, str | None] = {}
     if output is None:
         judges = not_evaluated(scenario, "the agent produced no output to judge")
     else:
         try:
-            judges = evaluate_judges(scenario, request, output, client)
+            judges = evaluate_judges(scenario, request, output, client, ties=judge_ties)
         except CallDeferred as exc:
             deferred = exc
     expected = expected_decision(scenario, agent.decision_path)
     actual = actual_decision(output, agent.decision_path) if agent.output == "json" else None
     try:
-        rubric = grade_rubric(scenario, request, output, client, expected=expected, actual=actual)
+        rubric = grade_rubric(scenario, request, output, client, expected=expected, actual=actual,
+                              ties=rubric_ties)
     except CallDeferred as exc:
         deferred = exc
     if deferred is not None:
@@ -48,6 +52,9 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
         judges = tuple(replace(j, source=sources.get(f"judge:{j.name}", "")) for j in judges)
         rubric = tuple(replace(r, source=sources.get(f"{PURPOSE_PREFIX}{r.name}", ""))
                        for r in rubric)
+        # scripted answers grade only the response they name (harness.judges.honesty)
+        judges = honest_judges(judges, judge_ties)
+        rubric = honest_rubric(rubric, rubric_ties)
     samples = samples_of(agent, scenario, output, result.verdicts, expected, actual)
     return IterationResult(  # every field spelled out: dataclasses.replace() costs more
         scenario, result.iteration, result.status, result.verdicts, result.message,

@@ -164,3 +164,14 @@ def server() -> Iterator[ProviderServer]:
     with ProviderServer() as running:
         yield running
 
+
+
+def graded(answer: Any) -> str:
+    """The ``graded_sha256`` that ties a scripted judge answer to a scripted json ``answer``: the
+    sha256 of the response as judges see it (harness.judges.honesty)."""
+    rendered = json.dumps(answer, ensure_ascii=False, indent=2)
+    return hashlib.sha256(rendered.encode("utf-8")).hexdigest()
+
+
+#: ``graded(...)`` of the answer most tests script, ``{"answer": "yes"}``.
+YES = graded({"answer": "yes"})

@@ -631,6 +631,7 @@ def test_registry_lists_every_kind_of_the_spec() -> None:
     assert set(REGISTRY) == ASSERTION_KINDS == {
         "equals", "contains", "not_contains", "regex", "not_regex", "max_chars",
         "json_path", "json_schema", "tool_called", "tool_not_called", "tool_args",
+        "words", "sentences", "questions", "language",
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from conftest import Project
-from reports_support import blocked_project, decides
+from reports_support import ASKS, blocked_project, decides
 
 
 def _run_ids(project: Project) -> list[str]:
@@ -21,8 +21,10 @@ def test_compare_lists_flipped_verdicts_and_moved_scores(project: Project) -> No
     # Run B: the adversarial case is fixed, case-01 broke, and the judge thinks less of case-00.
     project.script("helper", "globex/inject", {"json": {"decision": "refuse"}})
     project.script("helper", "globex/case-01", {"json": {"decision": "refuse"}})
-    project.script("helper", "acme/case-00#judge:relevance", {"json": {"score": 2, "reason": "meh"}})
-    project.script("helper", "acme/case-02#judge:relevance", {"json": {"score": 5, "reason": "ok"}})
+    project.script("helper", "acme/case-00#judge:relevance",
+                   {"json": {"score": 2, "reason": "meh", "graded_sha256": ASKS}})
+    project.script("helper", "acme/case-02#judge:relevance",
+                   {"json": {"score": 5, "reason": "ok", "graded_sha256": ASKS}})
     project.record()
     project.run("run")
     runs = _run_ids(project)

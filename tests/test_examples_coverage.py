@@ -10,12 +10,16 @@ tools), so no kind of check in a committed example goes unproven.
 
 from __future__ import annotations
 
+from functools import cache
+
 import pytest
 import yaml
 
 from conftest import REPO_ROOT
 from examples_support import scenario_files
 from harness.assertions import assertion_label
+from harness.config import load_config
+from harness.datasets import Dataset, load_dataset
 
 EXAMPLES = ["ask-user-question", "interaction-boundary", "operator-approval", "open-question",
             "sdk-operator-approval", "sdk-open-question", "sdk-ask-user-question"]
@@ -27,11 +31,14 @@ def _kind(item: dict[str, object]) -> str:
 
 @pytest.mark.parametrize("agent", EXAMPLES)
 def test_counterexamples_cover_every_assertion_kind_used(agent: str) -> None:
+    """The scenario's own items and the rules its agent and tenant declare once alike."""
     used: set[str] = set()
     proven: set[str] = set()
+    dataset = _dataset()
     for path in scenario_files(agent).values():
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
-        kind_of = {assertion_label(item): _kind(item) for item in data["expect"]}
+        scenario = next(s for s in dataset.scenarios if s.file == path)
+        kind_of = {assertion_label(item): _kind(item) for item in scenario.expect}
         kind_of["tool_schema"] = "tool_schema"
         used |= set(kind_of.values()) - {"tool_schema"}
         assert data.get("counterexamples"), f"{path}: no counterexample"
@@ -43,3 +50,8 @@ def test_counterexamples_cover_every_assertion_kind_used(agent: str) -> None:
     if agent_file.get("tools"):
         used.add("tool_schema")
     assert used - proven == set(), f"{agent}: no counterexample proves these kinds reject"
+
+
+@cache
+def _dataset() -> Dataset:
+    return load_dataset(load_config(REPO_ROOT))

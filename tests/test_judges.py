@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conftest import Project
+from conftest import YES, Project
 from harness import judges
 from harness.judges.parse import interpret, parse_score
 
@@ -22,9 +22,11 @@ def _judged(project: Project, **agent: Any) -> None:
     project.scenario("helper/acme/greeting", {"answer": "yes"})
     project.scenario("helper/globex/greeting", {"answer": "yes"}, type="negative")
     project.script("helper", "acme/greeting#judge:relevance",
-                   {"json": {"score": 5, "reason": "Exactly what was asked."}})
-    project.script("helper", "*#judge:relevance", {"json": {"score": 4, "reason": "On topic."}})
-    project.script("helper", "*#judge:completeness", {"content": "Score: 2\nReason: thin."})
+                   {"json": {"score": 5, "reason": "Exactly what was asked.", "graded_sha256": YES}})
+    project.script("helper", "*#judge:relevance",
+                   {"json": {"score": 4, "reason": "On topic.", "graded_sha256": YES}})
+    project.script("helper", "*#judge:completeness",
+                   {"content": f"Score: 2\nReason: thin.\ngraded_sha256: {YES}"})
 
 
 def _entries(project: Project) -> list[dict[str, Any]]:
@@ -121,8 +123,10 @@ def test_a_judge_miss_is_not_evaluated_with_a_warning_and_the_run_still_passes(
 
 def test_poor_and_unreadable_scores_never_change_the_exit_code(project: Project) -> None:
     _judged(project)
-    project.script("helper", "*#judge:relevance", {"json": {"score": 1, "reason": "Off topic."}})
-    project.script("helper", "acme/greeting#judge:relevance", {"content": "Nice answer!"})
+    project.script("helper", "*#judge:relevance",
+                   {"json": {"score": 1, "reason": "Off topic.", "graded_sha256": YES}})
+    project.script("helper", "acme/greeting#judge:relevance",
+                   {"content": f"Nice answer!\ngraded_sha256: {YES}"})
     project.record()
     outcome = project.run("run")
     assert outcome.code == 0, outcome.out
@@ -200,7 +204,8 @@ def test_registered_judges_are_an_extension_point(project: Project,
     judges.register_judge("brevity", "Rate how brief the reply is. Reply with JSON score, reason.")
     project.agent(judge={**JUDGE, "evaluators": ["brevity"]})
     project.scenario("helper/acme/greeting", {"answer": "yes"})
-    project.script("helper", "*#judge:brevity", {"json": {"score": 5, "reason": "short"}})
+    project.script("helper", "*#judge:brevity",
+                   {"json": {"score": 5, "reason": "short", "graded_sha256": YES}})
     project.record()
     outcome = project.run("run")
     assert outcome.code == 0

@@ -128,8 +128,7 @@ def test_a_miss_leaves_the_iteration_unmeasured(project: Project) -> None:
 
 
 @pytest.mark.parametrize(("metric", "message"), [
-    ({"name": "x", "measure": {"decision": "ask", "verdicts": ["a"]}, "target": 1.0},
-     "metrics[0].measure"),
+    ({"name": "x", "measure": {}, "target": 1.0}, "metrics[0].measure"),  # no measure at all
     ({"name": "x", "measure": {"assertions": [{"regex": "("}]}, "target": 1.0},
      "metrics[0].measure.assertions[0]"),
     ({"name": "x", "measure": {"decision": "ask"}, "target": 2}, "metrics[0].target"),

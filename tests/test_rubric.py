@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from conftest import REPO_ROOT, Project
+from conftest import REPO_ROOT, YES, Project, graded
 from harness.rubric import parse_verdict
 
 JUDGE = {"provider": "openai", "model": "gpt-judge-1", "evaluators": []}
@@ -31,11 +31,13 @@ def rubric_project(project: Project, *, rubric: list[dict[str, Any]] | None = No
     project.agent(judge=JUDGE, rubric=RUBRIC if rubric is None else rubric, **agent)
     project.scenario("helper/acme/first", {"answer": "yes"})
     project.scenario("helper/acme/second", {"answer": "yes"})
-    project.script("helper", "*#rubric:polite", {"json": {"verdict": "pass", "reason": "Courteous."}})
+    project.script("helper", "*#rubric:polite",
+                   {"json": {"verdict": "pass", "reason": "Courteous.", "graded_sha256": YES}})
     project.script("helper", "*#rubric:no-promises",
-                   {"json": {"verdict": "fail", "reason": "It promises a refund."}})
+                   {"json": {"verdict": "fail", "reason": "It promises a refund.",
+                             "graded_sha256": YES}})
     project.script("helper", "*#rubric:only-adversarial",
-                   {"json": {"verdict": "pass", "reason": "Not obeyed."}})
+                   {"json": {"verdict": "pass", "reason": "Not obeyed.", "graded_sha256": YES}})
 
 
 def outcomes(project: Project) -> dict[tuple[str, str], str]:
@@ -89,6 +91,8 @@ def test_each_applicable_item_is_graded_once_and_none_changes_the_exit_code(proj
 def test_a_passing_rubric_never_rescues_a_rejected_assertion(project: Project) -> None:
     rubric_project(project)
     project.scenario("helper/acme/wrong", {"answer": "no"})
+    project.script("helper", "*#rubric:polite", {"json": {  # tied to both answers
+        "verdict": "pass", "reason": "Courteous.", "graded_sha256": [YES, graded({"answer": "no"})]}})
     project.record()
     outcome = project.run("run")
     assert outcome.code == 1
@@ -206,7 +210,8 @@ def test_a_wrong_answer_fails_the_examples_rubric_item_and_the_exit_code_stays_0
     script_file = root / "eval-datasets" / "ask-user-question" / "script.yaml"
     script = yaml.safe_load(script_file.read_text(encoding="utf-8"))
     script["fitness-app/open-request#rubric:options-balanced"] = {"json": {
-        "verdict": "fail", "reason": "Option 1 is labelled 'Build muscle (recommended)'."}}
+        "verdict": "fail", "reason": "Option 1 is labelled 'Build muscle (recommended)'.",
+        "graded_sha256": graded(script["fitness-app/open-request"]["json"])}}
     script_file.write_text(yaml.safe_dump(script, sort_keys=False, allow_unicode=True), "utf-8")
     selection = ("--scenario", "ask-user-question/fitness-app/open-request")
     recorded = _cli(root, "run", "--refresh-cache", "--scripted", *selection)

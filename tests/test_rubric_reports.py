@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_report_html_browser import CHROMIUM, browse, text_of
 
-from conftest import Project
+from conftest import YES, Project
 from harness.results import judge_means, rubric_summary
 
 PROVIDER = {"source": "provider", "endpoint_kind": "openai", "obtained": "paid", "attempts": 1,
@@ -276,8 +276,10 @@ def test_a_scripted_recording_is_labelled_scripted_in_every_report_and_never_tre
                   rubric=[{"name": "polite", "rule": "The answer is polite."}])
     project.scenario("helper/acme/first", {"answer": "yes"})
     project.scenario("helper/acme/second", {"answer": "yes"})
-    project.script("helper", "*#judge:relevance", {"json": {"score": 5, "reason": "On point."}})
-    project.script("helper", "*#rubric:polite", {"json": {"verdict": "pass", "reason": "Courteous."}})
+    project.script("helper", "*#judge:relevance",
+                   {"json": {"score": 5, "reason": "On point.", "graded_sha256": YES}})
+    project.script("helper", "*#rubric:polite",
+                   {"json": {"verdict": "pass", "reason": "Courteous.", "graded_sha256": YES}})
     project.record()
     outcome = project.run("run")
     assert outcome.code == 0, outcome.out

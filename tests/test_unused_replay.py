@@ -20,7 +20,7 @@ import pytest
 from check_support import check, entry_folders, messages
 from test_python_agent import SKILL
 
-from conftest import Project
+from conftest import YES, Project
 
 TOOLS = [{"name": "lookup_baseline", "parameters": {"type": "object"}},
          {"name": "file_draft", "parameters": {"type": "object"}}]
@@ -103,9 +103,12 @@ def test_judge_entries_of_a_corrupt_agent_entry_are_never_pruned(project: Projec
     prune deleted them, and after restoring the agent entry the paid judge answers were gone."""
     project.agent(judge=JUDGES)
     project.scenario("helper/acme/greeting", {"answer": "yes"})
-    project.script("helper", "*#judge:relevance", {"json": {"score": 4, "reason": "On topic."}})
-    project.script("helper", "*#judge:completeness", {"json": {"score": 3, "reason": "Thin."}})
-    project.script("helper", "*#judge:coherence", {"json": {"score": 5, "reason": "Clear."}})
+    project.script("helper", "*#judge:relevance",
+                   {"json": {"score": 4, "reason": "On topic.", "graded_sha256": YES}})
+    project.script("helper", "*#judge:completeness",
+                   {"json": {"score": 3, "reason": "Thin.", "graded_sha256": YES}})
+    project.script("helper", "*#judge:coherence",
+                   {"json": {"score": 5, "reason": "Clear.", "graded_sha256": YES}})
     assert project.record().code == 0
     agent_entry = next(f for f in entry_folders(project)
                        if "purpose" not in json.loads((f / "entry.json").read_text()))
@@ -129,7 +132,8 @@ def test_judge_entries_of_a_corrupt_agent_entry_are_never_pruned(project: Projec
 def test_a_judge_miss_keeps_the_iteration_unclassified(project: Project) -> None:
     project.agent(judge={**JUDGES, "evaluators": ["relevance"]})
     project.scenario("helper/acme/greeting", {"answer": "yes"})
-    project.script("helper", "*#judge:relevance", {"json": {"score": 4, "reason": "On topic."}})
+    project.script("helper", "*#judge:relevance",
+                   {"json": {"score": 4, "reason": "On topic.", "graded_sha256": YES}})
     project.record()
     project.agent(judge={**JUDGES, "evaluators": ["relevance"], "model": "claude-judge-2"})
     assert project.run("run").code == 0  # a judge miss never fails a run...

@@ -6,7 +6,8 @@ report shows everything that is wrong at once, and it never raises: an item
 that is malformed or whose check crashes becomes a ``reject`` with the reason,
 because a crash must neither stop the run nor pass silently.
 
-The kinds live in small modules (``text``, ``structured``, ``tools``), each
+The kinds live in small modules (``text``, ``structured``, ``tools``, ``counting``,
+``language``), each
 exporting ``KINDS``; :data:`REGISTRY` merges them.
 """
 
@@ -28,7 +29,7 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
     best_match,
 )
 
-from harness.assertions import structured, text, tools
+from harness.assertions import counting, language, structured, text, tools
 from harness.assertions.structured import Kind, OutputKind, Subject
 from harness.entities import AgentOutput, Outcome, Verdict
 from harness.fastschema import Check, compile_schema
@@ -47,7 +48,7 @@ __all__ = [
 
 #: Assertion kind -> implementation (check, label, lint).
 REGISTRY: Mapping[str, Kind] = MappingProxyType(
-    {**text.KINDS, **structured.KINDS, **tools.KINDS}
+    {**text.KINDS, **structured.KINDS, **tools.KINDS, **counting.KINDS, **language.KINDS}
 )
 
 #: Every assertion kind an ``expect`` item may use.
@@ -86,12 +87,17 @@ class CheckedItem(dict[str, Any]):
     items again for every iteration. Treat it as immutable.
     """
 
-    __slots__ = ("kind_label",)
+    __slots__ = ("kind_label", "origin", "when")
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, origin: str = "scenario", when: Mapping[str, Any] | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.kind_label = ""
         """The verdict label (its ``name``, else one built from the spec), once computed."""
+        self.origin = origin
+        """Where the item was declared: ``agent``, ``tenant`` or ``scenario`` (rules declared once)."""
+        self.when: Mapping[str, Any] = when or {}
+        """Per-answer conditions of an inherited item (``actual``, ``present``, ``tools``)."""
 
 
 def check_item(item: Any, *, schema_checked: bool = False) -> list[str]:

@@ -1,31 +1,77 @@
 """Every hard verdict of one answer, and the status they give it.
 
-One function for the agent's real answer and for a scenario's counterexamples,
-so a counterexample is judged by exactly the code that judges a recorded
-answer: the scenario's ``expect`` items, then the implicit ``tool_schema``
-check of every tool call the answer made.
+One function for the agent's real answer, for a scenario's counterexamples and
+for its generated mutants, so a wrong answer is judged by exactly the code
+that judges a recorded answer: the scenario's ``expect`` items (its own and
+the ones its agent and tenant declare once, see :mod:`harness.assertions.rules`),
+then the implicit ``tool_schema`` check of every tool call the answer made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from harness.assertions import evaluate
+from harness.assertions import CheckedItem, assertion_label, evaluate
+from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
 from harness.entities import Agent, AgentOutput, Scenario, Status, Verdict
 
-__all__ = ["answer_status", "answer_verdicts"]
+__all__ = ["answer_status", "answer_verdicts", "first_reject", "verdict_line"]
 
 
 def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Verdict]:
-    """The scenario's ``expect`` verdicts in order, then ``tool_schema`` when tools were called."""
-    verdicts = evaluate(scenario.expect, output, output_kind=agent.output,
-                        output_schema=agent.output_schema)
+    """The scenario's ``expect`` verdicts in order, then ``tool_schema`` when tools were called.
+
+    An inherited item whose per-answer ``when`` does not fit this answer gives
+    ``not_evaluated`` with the reason; every verdict carries its item's level.
+    """
+    runnable = []
+    skipped: dict[int, Verdict] = {}
+    for index, item in enumerate(scenario.expect):
+        when = item.when if type(item) is CheckedItem else {}
+        problem = runtime_problem(when, output, agent.decision_path) if when else None
+        if problem is None:
+            runnable.append(item)
+        else:
+            skipped[index] = Verdict(assertion_label(item), "not_evaluated", problem)
+    found = iter(evaluate(runnable, output, output_kind=agent.output,
+                          output_schema=agent.output_schema))
+    verdicts = []
+    for index, item in enumerate(scenario.expect):
+        verdict = skipped.get(index) or next(found)
+        origin = item.origin if type(item) is CheckedItem else "scenario"
+        verdicts.append(replace(verdict, origin=origin))
     tools = output.wire_tools if output.wire_tools is not None else agent.tools  # an SDK agent's own
     schema = tool_schema_verdict(tools, agent.tool_schema, output)
     if schema is not None:
         verdicts.append(schema)
     return verdicts
+
+
+def first_reject(agent: Agent, scenario: Scenario, output: AgentOutput,
+                 ignore: str = "assertion crashed") -> Verdict | None:
+    """The first verdict of :func:`answer_verdicts` that rejects (a reason starting with
+    ``ignore`` does not count), evaluating no item after it: for judging many wrong answers,
+    where only "rejected or not" matters. Same items, same order, same code."""
+    for item in scenario.expect:
+        when = item.when if type(item) is CheckedItem else {}
+        if when and runtime_problem(when, output, agent.decision_path) is not None:
+            continue
+        (verdict,) = evaluate([item], output, output_kind=agent.output,
+                              output_schema=agent.output_schema)
+        if verdict.outcome == "reject" and not verdict.reason.startswith(ignore):
+            return verdict
+    schema = tool_schema_verdict(agent.tools, agent.tool_schema, output)
+    if schema is not None and schema.outcome == "reject" and not schema.reason.startswith(ignore):
+        return schema
+    return None
+
+
+def verdict_line(verdict: Verdict) -> str:
+    """``label: reason``, with the level for an item its agent or tenant declared once."""
+    level = f" ({verdict.origin} rule)" if verdict.origin in ("agent", "tenant") else ""
+    return f"{verdict.assertion}{level}: {verdict.reason}"
 
 
 def answer_status(scenario: Scenario, verdicts: Sequence[Verdict]) -> tuple[Status, str]:
@@ -37,7 +83,7 @@ def answer_status(scenario: Scenario, verdicts: Sequence[Verdict]) -> tuple[Stat
     """
     rejected = [v for v in verdicts if v.outcome == "reject"]
     if rejected:
-        return "rejected", "; ".join(f"{v.assertion}: {v.reason}" for v in rejected)
+        return "rejected", "; ".join(verdict_line(v) for v in rejected)
     own = verdicts[:len(scenario.expect)]
     if not own:
         return "unchecked", ("the scenario has no hard assertion (expect is empty): "

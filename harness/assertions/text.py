@@ -15,8 +15,13 @@ the spec is silent, so a reader does not have to guess:
   both sides of ``equals`` / ``contains`` / ``not_contains``.
 * ``not_contains`` passes when the text contains *none* of the values, with
   ``value``, ``any`` or ``all`` alike (the spec's "contains none of the values").
+* ``fold`` (see :mod:`harness.assertions.fold`: case, NFKC and separators, so
+  ``status_summary`` also finds ``StatusSummary``) is on by default for
+  ``not_contains`` with a list (``any``/``all``: lists of forbidden terms) and
+  opt-in elsewhere; ``fold: false`` turns it off.
 * ``regex`` searches the raw text with ``re.search`` (no normalisation, which
-  could turn full-width characters of a pattern into regex syntax); ``not_regex``
+  could turn full-width characters of a pattern into regex syntax; with
+  ``fold: true`` it searches the folded text instead); ``not_regex``
   passes when the pattern matches nowhere in any selected text;
   ``max_chars`` counts code points of the raw, untrimmed text.
 """
@@ -30,6 +35,7 @@ from functools import lru_cache
 from typing import Any, Literal
 
 from harness.assertions import jsonpath
+from harness.assertions.fold import Finder, fold, has_word_characters, needle_finder
 from harness.assertions.structured import (
     LABEL_LIMIT,
     Kind,
@@ -181,10 +187,11 @@ def _equals_label(raw: Any) -> str:
 def _check_equals(raw: Any, subject: Subject) -> Result:
     """The trimmed, normalised text equals the value: for fixed answers and labels."""
     spec = _opts(raw)
-    expected = _prepare(spec["value"], spec).strip()
+    folding = bool(spec.get("fold", False))
+    expected = fold(spec["value"]) if folding else _prepare(spec["value"], spec).strip()
 
     def test(text: str) -> tuple[bool, str]:
-        found = _prepare(text, spec).strip()
+        found = fold(text) if folding else _prepare(text, spec).strip()
         if found == expected:
             return True, f"equals {show(spec['value'])}"
         return False, f"expected {show(spec['value'])}, found {show(text.strip())}"
@@ -221,12 +228,12 @@ def _check_contains(raw: Any, subject: Subject) -> Result:
     """The text holds the value, one of ``any`` or every one of ``all``."""
     spec = _opts(raw)
     mode, values = _needles(spec)
-    needles = [(v, _prepare(v, spec)) for v in values]
+    finders = _finders(values, spec, default_fold=False)
 
     def test(text: str) -> tuple[bool, str]:
-        haystack = _prepare(text, spec)
-        found = [v for v, n in needles if n in haystack]
-        missing = [v for v, n in needles if n not in haystack]
+        hits = _search(finders, text, spec)
+        found = [v for v, hit in hits if hit is not None]
+        missing = [v for v, hit in hits if hit is None]
         if mode == "all" and missing:
             return False, f"missing {', '.join(map(show, missing))} in {show(text)}"
         if not found and mode == "value":
@@ -241,20 +248,53 @@ def _check_contains(raw: Any, subject: Subject) -> Result:
 def _check_not_contains(raw: Any, subject: Subject) -> Result:
     """None of the values appear; the reject quotes the text around the first hit."""
     spec = _opts(raw)
-    _, values = _needles(spec)
-    needles = [(v, _prepare(v, spec)) for v in values]
+    mode, values = _needles(spec)
+    finders = _finders(values, spec, default_fold=mode != "value")
 
     def test(text: str) -> tuple[bool, str]:
-        haystack = _prepare(text, spec)
-        for value, needle in needles:
-            at = haystack.find(needle)
-            if at >= 0:
-                return False, f"found {show(value)} in {show(_snippet(haystack, at, len(needle)))}"
+        for value, hit in _search(finders, text, spec):
+            if hit is not None:
+                haystack, start, end = hit
+                return False, f"found {show(value)} in {show(_snippet(haystack, start, end - start))}"
         if len(values) == 1:
             return True, f"{show(values[0])} not found"
         return True, f"none of {show(values)} found"
 
     return _run(spec, subject, "not_contains", test)
+
+
+#: One term's finder and whether it runs on the folded text (else on the prepared text).
+_Term = tuple[str, Finder | str, bool]
+
+
+def _finders(values: list[str], spec: dict[str, Any], *, default_fold: bool) -> list[_Term]:
+    """How to find each term: folded (words of a term list), or as written after
+    ``normalize``/``ignore_case`` (folding off, or a marker with no letter or digit)."""
+    folding = bool(spec.get("fold", default_fold))
+    terms: list[_Term] = []
+    for value in values:
+        if folding and has_word_characters(value):
+            terms.append((value, needle_finder(value), True))
+        else:
+            terms.append((value, _prepare(value, spec), False))
+    return terms
+
+
+def _search(terms: list[_Term], text: str,
+            spec: dict[str, Any]) -> list[tuple[str, tuple[str, int, int] | None]]:
+    """Each term with where it was found: (the text searched, start, end), or ``None``."""
+    prepared = _prepare(text, spec)
+    folded: str | None = None
+    found: list[tuple[str, tuple[str, int, int] | None]] = []
+    for value, finder, on_folded in terms:
+        if on_folded and not isinstance(finder, str):
+            folded = fold(text) if folded is None else folded
+            span = finder(folded)
+            found.append((value, (folded, span[0], span[1]) if span else None))
+        else:
+            at = prepared.find(str(finder))
+            found.append((value, (prepared, at, at + len(str(finder))) if at >= 0 else None))
+    return found
 
 
 # --- regex ------------------------------------------------------------------------
@@ -292,9 +332,10 @@ def _check_regex(raw: Any, subject: Subject) -> Result:
     """``re.search`` on the raw text, with the ``i``/``m``/``s`` flags of the spec."""
     spec = _regex_spec(raw)
     compiled = _compile(spec)
+    folding = bool(spec.get("fold", False))
 
     def test(text: str) -> tuple[bool, str]:
-        match = compiled.search(text)
+        match = compiled.search(fold(text) if folding else text)
         if match is None:
             return False, f"no match for /{_cut_pattern(spec['pattern'])}/ in {show(text)}"
         return True, f"matched {show(match.group())}"
@@ -311,9 +352,10 @@ def _check_not_regex(raw: Any, subject: Subject) -> Result:
     other absences that a fixed list of phrases cannot pin down."""
     spec = _regex_spec(raw)
     compiled = _compile(spec)
+    folding = bool(spec.get("fold", False))
 
     def test(text: str) -> tuple[bool, str]:
-        match = compiled.search(text)
+        match = compiled.search(fold(text) if folding else text)
         if match is not None:
             return False, f"/{_cut_pattern(spec['pattern'])}/ matched {show(match.group())} in {show(text)}"
         return True, f"no match for /{_cut_pattern(spec['pattern'])}/"
@@ -363,3 +405,9 @@ KINDS: dict[str, Kind] = {
     "not_regex": Kind(_check_not_regex, _not_regex_label, _regex_problems),
     "max_chars": Kind(_check_max_chars, _max_chars_label, _path_lint),
 }
+
+
+#: For the kinds of other modules (``counting``, ``language``) that read texts the same way.
+run_on_texts = _run
+at_label = _at
+path_lint = _path_lint

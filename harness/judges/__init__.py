@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from harness.entities import AgentOutput, ChatResponse, JsonObject, JudgeScore, Scenario
 from harness.errors import HarnessError, Problem
 from harness.judges.builtin import BUILTIN
+from harness.judges.honesty import rendered, tie_problem
 from harness.judges.parse import NOT_EVALUATED, interpret, parse_score
 from harness.refresh.deferral import CallDeferred
 from harness.validation import read_text
@@ -173,8 +174,13 @@ def build_judge_request(item: Mapping[str, Any], scenario: Scenario, request: Ma
 
 
 def evaluate_judges(scenario: Scenario, request: Mapping[str, Any], output: AgentOutput,
-                    client: JudgeClient) -> tuple[JudgeScore, ...]:
-    """One score per judge of the scenario; a failing judge is not_evaluated, never raised."""
+                    client: JudgeClient, *, ties: dict[str, str | None] | None = None,
+                    ) -> tuple[JudgeScore, ...]:
+    """One score per judge of the scenario; a failing judge is not_evaluated, never raised.
+
+    ``ties``, when given, receives per judge whether its answer is tied to this response
+    (:func:`harness.judges.honesty.tie_problem`), for the caller that knows which answers
+    were scripted."""
     scores = []
     deferred: BaseException | None = None
     for item in scenario.judge:
@@ -191,6 +197,8 @@ def evaluate_judges(scenario: Scenario, request: Mapping[str, Any], output: Agen
                                      provider, model, warning=f"judge {name}: {exc}"))
             continue
         score, reason = parse_score(response.content)
+        if ties is not None:
+            ties[name] = tie_problem(response.content, output)
         scores.append(JudgeScore(name, score, interpret(score), reason, provider, model))
     if deferred is not None:
         raise deferred
@@ -227,7 +235,4 @@ def _render_turn(message: Mapping[str, Any]) -> str:
 
 
 def _render_output(output: AgentOutput) -> str:
-    text = output.text or "(no text)"
-    for call in output.tool_calls:
-        text += f"\n-> tool call {call.name}({json.dumps(call.arguments, ensure_ascii=False)})"
-    return text
+    return rendered(output)  # one rendering: the one a scripted answer's graded_sha256 names

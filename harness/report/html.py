@@ -15,6 +15,7 @@ import html
 import json
 from typing import Any
 
+from harness.mutants.report import mutant_lines
 from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cell_text, judge_cells, provenance_line, rubric_table_rows
 from harness.report.html_assets import CSS, ERROR_HOOK, SCRIPT
@@ -58,6 +59,7 @@ _PAGE = """<!DOCTYPE html>
 <section><h2>Coverage by agent, tenant and test type</h2><table id="table-coverage"></table></section>
 <section><h2>Metrics (deterministic; a gated miss fails the run)</h2>
 <table id="table-metrics"></table></section>
+@@MUTANTS@@
 <section><h2>Judge scores, mean 1-5 (reported only, never gating)</h2>
 <table id="table-judges"></table></section>
 <section><h2>Rubric, pass rate per rule (reported only, never gating)</h2>
@@ -132,8 +134,18 @@ def render_html(view: RunView) -> str:
         "@@TITLE@@": html.escape(view.run_id),
         "@@STARTED@@": html.escape(str(view.run.get("started", "?"))),
         "@@DATA@@": script_json(html_data(view)),
+        "@@MUTANTS@@": _mutant_section(view),
     }
     page = _PAGE
-    for marker in ("@@CSS@@", "@@HOOK@@", "@@SCRIPT@@", "@@TITLE@@", "@@STARTED@@"):
+    for marker in ("@@CSS@@", "@@HOOK@@", "@@SCRIPT@@", "@@TITLE@@", "@@STARTED@@", "@@MUTANTS@@"):
         page = page.replace(marker, replacements[marker])
     return page.replace("@@DATA@@", replacements["@@DATA@@"])
+
+
+def _mutant_section(view: RunView) -> str:
+    """The generated-mutant section (``run --mutants``), escaped; empty when there is none."""
+    lines = mutant_lines(view.records, per_scenario=1000)
+    if not lines:
+        return ""
+    return ("<section id=\"mutants\"><h2>Generated mutants (strength against wrong answers "
+            "nobody wrote down)</h2><pre>" + html.escape("\n".join(lines)) + "</pre></section>")

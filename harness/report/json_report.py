@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from harness.mutants.report import has_mutants, mutant_json
 from harness.report.grades import (
     judge_cells,
     provenance_counts,
@@ -58,6 +59,7 @@ def report_data(view: RunView) -> dict[str, object]:
                    "rubric": rubric_trend(h)}
                   for h in view.history],
         "tests": tests(view),
+        **({"mutants": mutant_json(view.records)} if has_mutants(view.records) else {}),
     }
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from harness.counterexamples import strength
 from harness.entities import ANSWER_FAILURES
+from harness.mutants.judge import mutant_strength
 from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cells, rubric_rows
 from harness.report.model import RunView, is_blocking
@@ -65,10 +66,14 @@ def render_junit(view: RunView) -> str:
         by_agent[str(record["agent"])].append(record)
     for agent, records in sorted(by_agent.items()):
         caught, total = strength(records)  # assertion strength: counterexamples caught / total
-        suite = _suite(root, agent, view, {"agent": agent,
-                                           "strength": f"{caught}/{total}" if total else "-",
-                                           "counterexamples_caught": caught,
-                                           "counterexamples": total})
+        properties: dict[str, Any] = {"agent": agent,
+                                      "strength": f"{caught}/{total}" if total else "-",
+                                      "counterexamples_caught": caught, "counterexamples": total}
+        killed, counted = mutant_strength(records)
+        if counted:  # run --mutants: generated wrong answers killed / non-equivalent ones
+            properties.update(mutants=counted, mutants_killed=killed,
+                              mutant_strength=f"{killed / counted:.3f}")
+        suite = _suite(root, agent, view, properties)
         _grade_properties(suite, records)
         for record in records:
             _testcase(suite, record, datasets)

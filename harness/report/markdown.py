@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from harness.mutants.report import mutant_markdown
 from harness.report.grades import provenance_line, rubric_failures
 from harness.report.model import (
     RunView,
@@ -66,6 +67,7 @@ def render_markdown(view: RunView) -> str:
     provenance = provenance_line(view.records)
     if provenance:
         parts += [f"_{_inline(provenance)}_", ""]
+    parts += mutant_markdown(view.records)
     warnings = judge_warnings(view.records)
     if warnings:
         parts += [f"<details><summary>{len(warnings)} judge score(s) not evaluated</summary>", "",

@@ -200,6 +200,7 @@ def tests(view: RunView) -> list[dict[str, Any]]:
         "input": r.get("input"),
         "expected_decision": r.get("expected_decision"),
         "actual_decision": r.get("actual_decision"),
+        "actual_behavior": r.get("actual_behavior"),
         "verdicts": r.get("verdicts") or [],
         "pass_fail": r.get("pass_fail", "fail" if failing(r) else "pass"),
         "status": r["status"],
@@ -208,6 +209,8 @@ def tests(view: RunView) -> list[dict[str, Any]]:
         "rubric": r.get("rubric") or [],
         "transcript_path": r.get("transcript_path"),
         "transcript_line": r.get("transcript_line"),
+        "reviewer": r.get("reviewer"),
+        "reviewed_at": r.get("reviewed_at"),
     } for r in view.records]
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from tabulate import tabulate
 
+from harness.mutants.report import mutant_lines
 from harness.report.grades import (
     FAILURES_SHOWN,
     GROUP,
@@ -155,6 +156,9 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
         provenance = provenance_line(records)
         if provenance:
             parts.append("\n" + provenance)
+        mutants = mutant_lines(records)
+        if mutants:
+            parts.append("\n" + "\n".join(mutants))
     missed = [m for m in metric_rows(view) if m.get("gate") and m.get("status") == "missed"]
     for metric in missed:
         parts.append(f"\ngated metric {metric['agent']}/{metric['name']} = "

@@ -29,6 +29,7 @@ from typing import Any
 from harness.entities import AgentOutput, JsonObject, RubricResult, Scenario
 from harness.errors import HarnessError
 from harness.judges import JudgeClient, build_judge_request
+from harness.judges.honesty import tie_problem
 from harness.refresh.deferral import CallDeferred
 from harness.rubric.parse import parse_verdict
 
@@ -86,8 +87,12 @@ def build_rubric_request(item: Mapping[str, Any], scenario: Scenario, request: M
 
 def grade_rubric(scenario: Scenario, request: Mapping[str, Any], output: AgentOutput | None,
                  client: JudgeClient, *, expected: Any = None, actual: Any = None,
+                 ties: dict[str, str | None] | None = None,
                  ) -> tuple[RubricResult, ...]:
-    """One result per applicable item; a judge that cannot answer gives ``not_evaluated``."""
+    """One result per applicable item; a judge that cannot answer gives ``not_evaluated``.
+
+    ``ties``, when given, receives per item whether its answer is tied to this response
+    (see :mod:`harness.judges.honesty`)."""
     results = []
     deferred: CallDeferred | None = None
     for item in scenario.rubric:
@@ -112,6 +117,8 @@ def grade_rubric(scenario: Scenario, request: Mapping[str, Any], output: AgentOu
                                         provider, model, warning=f"rubric {name}: {exc}"))
             continue
         verdict, reason = parse_verdict(response.content)
+        if ties is not None:
+            ties[name] = tie_problem(response.content, output)
         results.append(RubricResult(name, rule, verdict or "inconclusive", reason, provider, model))
     if deferred is not None:
         raise deferred
