@@ -35,7 +35,7 @@ _LOCK = threading.Lock()
 @lru_cache(maxsize=8)
 def _identifier(among: tuple[str, ...]) -> Any:
     """A py3langid identifier restricted to ``among`` (the model loads once per set, ~1 s)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped, unused-ignore]
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
     identifier.set_languages(list(among))
@@ -66,7 +66,7 @@ KNOWN = frozenset({
 
 def model_languages() -> frozenset[str]:
     """Every code the bundled model knows (loads the model, about 1 s)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped, unused-ignore]
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     return frozenset(LanguageIdentifier.from_model_file(MODEL_FILE).nb_classes)
 
