@@ -24,6 +24,7 @@ from harness.assertions import CheckedItem, check_item
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.counterexamples import counterexample_problems
+from harness.discovery import list_folder
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
@@ -169,12 +170,11 @@ class _Loader:
     # -- walking ---------------------------------------------------------------------------
 
     def _children(self, folder: Path, *, dirs: bool) -> list[Path]:
-        """Visible sub-folders (or files), sorted, with unsafe and colliding names reported."""
-        with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per file
-            names = sorted(e.name for e in scan  # links are reported by the walk, never read
-                           if not e.name.startswith((".", "_")) and not e.is_symlink()
-                           and e.is_dir() == dirs)
-        entries = [folder / name for name in names]
+        """Loadable sub-folders (or scenario-folder files), sorted; unsafe and colliding names,
+        names that would be skipped and special files are reported (harness/discovery.py)."""
+        listing = list_folder(folder, scenarios=not dirs)
+        self.problems.extend(listing.problems)
+        entries = list(listing.folders if dirs else listing.files)
         for entry in entries:
             problem = name_problem(entry.name if dirs else entry.stem)
             if problem:
