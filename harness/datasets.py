@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator, SchemaError
-
 from harness.assertions import CheckedItem, check_item
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
@@ -35,6 +33,7 @@ from harness.metrics import check_metrics
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
 from harness.rubric import check_rubric, merge_rubric
+from harness.schemarefs import schema_problem, tool_problems
 from harness.validation import read_document, read_text, schema_problems
 
 AGENT_FILE = "agent.yaml"
@@ -231,6 +230,7 @@ class _Loader:
                                          "is a connection setting, and options are keyed",
                                          "remove it from judge.options"))
         self.problems.extend(check_metrics(data.get("metrics", []), file))
+        self.problems.extend(tool_problems(data.get("tools") or [], file))
         rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
                                         data.get("tools") or [], file, "agent")
         self.problems.extend(problems)
@@ -330,10 +330,9 @@ class _Loader:
         if not isinstance(data, dict):
             self.problems.append(Problem(resolved, "", "is not a JSON Schema object"))
             return None
-        try:
-            Draft202012Validator.check_schema(data)
-        except SchemaError as exc:
-            self.problems.append(Problem(resolved, "", f"is not a valid JSON Schema: {exc.message}"))
+        unusable = schema_problem(data)
+        if unusable is not None:  # invalid by its metaschema, or a $ref an offline run cannot follow
+            self.problems.append(Problem(resolved, "", unusable))
             return None
         return data
 

@@ -28,6 +28,7 @@ from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unu
 from harness.assertions import jsonpath
 from harness.entities import AgentOutput, Outcome
 from harness.fastschema import Check, compile_schema
+from harness.schemarefs import OFFLINE_REGISTRY, remote_refs
 
 OutputKind = Literal["text", "json"]
 
@@ -242,7 +243,8 @@ def compiled_schema(schema: Mapping[str, Any]) -> _Compiled:
     except SchemaError as exc:
         entry = _Compiled(schema, _schema_error(exc), None, None)
     else:
-        entry = _Compiled(schema, None, cls(schema), compile_schema(schema))
+        entry = _Compiled(schema, None, cls(schema, registry=OFFLINE_REGISTRY),
+                          compile_schema(schema))
     with _COMPILED_LOCK:
         if len(_COMPILED) >= _COMPILED_MAX:
             _COMPILED.clear()
@@ -256,6 +258,11 @@ def _json_schema_lint(spec: Any) -> list[str]:
     problem = compiled_schema(spec).problem
     if problem is not None:
         return [f"inline json_schema is not a valid JSON Schema: {problem}"]
+    refs = remote_refs(spec)
+    if refs:  # jsonschema would fetch it: an offline run never opens a socket
+        where, ref = refs[0]
+        return [f"inline json_schema has a non-local reference {where}: {ref[:120]!r}; copy the "
+                "referenced schema under $defs and refer to it as '#/$defs/<name>'"]
     return []
 
 
