@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.cache.layout import worst_relative_path
-from harness.cache.stamp import check_stamp, stamp_path, write_stamp
+from harness.cache.stamp import check_stamp, refuse_newer_format, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
 from harness.clients.caching import BoundClient
 from harness.clients.factory import ClientFactory
@@ -104,6 +104,7 @@ class EvalSession:
         self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                        self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
+            refuse_newer_format(config.cache)
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
         self._started: set[tuple[str, int]] = set()

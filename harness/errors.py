@@ -158,3 +158,9 @@ class SymlinkError(ConfigError):
     """A symbolic link under eval-datasets/ or eval-cache/: a fresh clone would not reproduce it."""
 
     code = "eval-symlink"
+
+
+class StampNewer(ConfigError):
+    """A recording run over a cache whose stamp names a newer cache format than this harness's."""
+
+    code = "eval-cache-newer-format"
