@@ -24,7 +24,7 @@ from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
 from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
-from harness.errors import CacheError, ConfigError, HarnessError
+from harness.errors import CacheError, ConfigError, HarnessError, WriteFailed
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
 from harness.refresh.ledger import Ledger
@@ -355,6 +355,8 @@ def run_iteration(
     except CacheError as exc:
         return IterationResult(scenario, iteration, exc.status, message=str(exc),  # type: ignore[arg-type]
                                calls=tuple(client.calls), request_digest=digest), None
+    except WriteFailed:
+        raise  # a full or read-only disk fails every later write too: the run stops, named
     except HarnessError as exc:
         return IterationResult(scenario, iteration, "error", message=str(exc),
                                calls=tuple(client.calls), request_digest=digest), None

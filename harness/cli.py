@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness import __version__
-from harness.output import emit, silence_stdout
+from harness.output import emit, ensure_stdout, flush_stdout, silence_stdout
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -126,12 +126,13 @@ def _add_selection(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m harness`` and the ``harness`` console script."""
+    ensure_stdout()
     args = build_parser().parse_args(argv)
     from harness.errors import HarnessError
 
     try:
         code = _dispatch(args)
-        sys.stdout.flush()
+        flush_stdout()
         return code
     except BrokenPipeError:  # output cut short outside emit(): quiet, like any Unix filter
         silence_stdout()

@@ -41,6 +41,7 @@ from harness.entities import (
 from harness.key import canonical_json
 from harness.metrics import MetricValue
 from harness.rubric.tally import tally
+from harness.writing import named_write_errors
 
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
@@ -303,20 +304,22 @@ class ResultWriter:
             self._lines += 1
             record["transcript_line"] = self._lines
             line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-            handle = self._handle
-            if handle is None:
-                self.run_dir.mkdir(parents=True, exist_ok=True)
-                handle = self._handle = open(self.records_file, "ab")  # noqa: SIM115 - kept open
-            handle.write(line)
-            handle.flush()
+            with named_write_errors(self.records_file, "run record"):  # a full disk: named
+                handle = self._handle
+                if handle is None:
+                    self.run_dir.mkdir(parents=True, exist_ok=True)
+                    handle = self._handle = open(self.records_file, "ab")  # noqa: SIM115 - kept open
+                handle.write(line)
+                handle.flush()
         return record
 
     def close(self) -> None:
         """Close the records file (a later record reopens it)."""
         with self._lock:
             if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+                handle, self._handle = self._handle, None
+                with named_write_errors(self.records_file, "run record"):
+                    handle.close()
 
     def finish(self, summary: RunSummary, selection: dict[str, Any]) -> Path:
         """Write the run summary (timestamps order runs; folder times do not survive a clone)."""
