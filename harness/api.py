@@ -391,6 +391,10 @@ def _check_recording_options(options: RunOptions) -> None:
         raise ConfigError(f"--batch-poll must be positive, got {options.batch_poll_s:g}")
 
 
+#: The most iterations a run may ask for (the scenario schema's own maximum).
+MAX_ITERATIONS = 100
+
+
 def _check_iteration_override(
     config: HarnessConfig, scenarios: list[Scenario], iterations: int | None
 ) -> None:
@@ -398,6 +402,10 @@ def _check_iteration_override(
         return
     if iterations < 1:
         raise ConfigError(f"--iterations must be at least 1, got {iterations}")
+    if iterations > MAX_ITERATIONS:  # 10**9 planned a billion iterations and ran out of memory
+        raise ConfigError(f"--iterations {iterations} is over the limit of {MAX_ITERATIONS}, the "
+                          "most a scenario may declare: every iteration is a cache entry to commit "
+                          f"and replay. Fix: give --iterations {MAX_ITERATIONS} or less")
     cache_rel = config.relative(config.cache)
     for scenario in scenarios:
         worst = worst_relative_path(cache_rel, scenario.id, iterations)

@@ -112,3 +112,15 @@ def test_the_special_file_finder_of_check_skips_fifos(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text("x", encoding="utf-8")
     os.mkfifo(tmp_path / "b.yaml")
     assert files_under(tmp_path) == (tmp_path / "a.yaml",)
+
+
+@pytest.mark.parametrize("count", ["101", "1000000000"])
+def test_an_iteration_override_over_the_limit_is_refused_at_once(project: Project,
+                                                                 count: str) -> None:
+    _seeded(project)
+    project.record()
+    started = time.monotonic()
+    outcome = project.run("run", "--iterations", count)
+    assert outcome.code == 2 and time.monotonic() - started < 30
+    assert f"--iterations {count} is over the limit of 100" in outcome.err
+    assert "Fix: give --iterations 100 or less" in outcome.err

@@ -53,7 +53,8 @@ MUTATIONS = (
              ("tests/test_atomic_write.py",)),
     Mutation("write-in-place-no-rename", "copy the temporary folder into place instead of renaming it",
              "harness/atomic.py", "            _replace_folder(temp, final, hook)\n",
-             "            shutil.copytree(temp, final, dirs_exist_ok=True)\n            hook('renamed', final)\n",
+             "            shutil.copytree(temp, final, dirs_exist_ok=True)\n"
+             "            hook('renamed', final)\n",
              ("tests/test_atomic_write.py",)),
     Mutation("no-configured-key-redaction", "stop redacting the configured key from provider messages",
              "harness/providers/http.py", "text = text.replace(secret, REDACTED)", "text = text",
