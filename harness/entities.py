@@ -152,6 +152,10 @@ class Verdict:
     """A short label such as ``json_path decision == 'ask'``."""
     outcome: Outcome
     reason: str
+    crashed: bool = False
+    """The check raised instead of judging (its reason starts with ``assertion crashed:``): still
+    a ``reject`` (a crash must not pass), but not a verdict on the answer; ``check`` reports it,
+    and a counterexample it "rejects" is not caught."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -199,7 +199,8 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "calls": [c.to_json() for c in result.calls],
         "response": response_to_json(result.response) if result.response else None,
         "verdicts": [
-            {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason}
+            {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason,
+             **({"crashed": True} if v.crashed else {})}
             for v in result.verdicts
         ],
         **validation_record(result),
@@ -421,7 +422,7 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         scenario=scenario,
         iteration=int(record["iteration"]),
         status=record["status"],
-        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"])
+        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"], bool(v.get("crashed")))
                        for v in record.get("verdicts", [])),
         message=record.get("message", ""),
         calls=tuple(CallRecord.from_json(c) for c in record.get("calls", [])),
