@@ -29,8 +29,9 @@ __all__ = ["DATASET_SUFFIXES", "Listing", "list_folder", "special_kind"]
 #: Suffixes of the files the loader reads as datasets (exact, lower case).
 DATASET_SUFFIXES = (".yaml", ".yml", ".json")
 _HIDDEN = (".", "_")
-#: Folders of tools and operating systems that never hold datasets.
-_TOOL_FOLDERS = frozenset({"__pycache__", ".git", ".mypy_cache", ".pytest_cache", ".ruff_cache"})
+#: Version-control internals: never walked (a ``__pycache__`` holding only .pyc files is no
+#: problem anyway; one holding a .yaml is refused like any other folder).
+_TOOL_FOLDERS = frozenset({".git"})
 
 
 @dataclass(frozen=True)

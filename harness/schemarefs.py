@@ -27,7 +27,7 @@ from referencing.exceptions import NoSuchResource
 
 from harness.errors import Problem
 
-__all__ = ["OFFLINE_REGISTRY", "remote_refs", "schema_problem", "tool_problems"]
+__all__ = ["OFFLINE_REGISTRY", "remote_refs", "schema_problem", "tool_problems", "validator_class"]
 
 _REF_KEYWORDS = ("$ref", "$dynamicRef")
 _TOOL_FIX = ("declare parameters as a JSON Schema object, e.g. {type: object, properties: "
@@ -62,6 +62,15 @@ def remote_refs(schema: Any) -> list[tuple[str, str]]:
             if not (isinstance(ref, str) and ref.startswith("#"))]
 
 
+def validator_class(schema: Mapping[str, Any]) -> Any:
+    """The validator its ``$schema`` asks for; draft 2020-12 when it names none, or names it
+    with something that is not text (``$schema: []`` made jsonschema raise a TypeError: the
+    2020-12 metaschema then reports it as the problem it is)."""
+    if not isinstance(schema.get("$schema", ""), str):
+        return validators.Draft202012Validator
+    return validators.validator_for(schema, default=validators.Draft202012Validator)
+
+
 def schema_problem(schema: Any) -> str | None:
     """Why ``schema`` is not a usable dataset schema (invalid by its metaschema, or a
     non-local reference), or ``None``."""
@@ -74,7 +83,7 @@ def schema_problem(schema: Any) -> str | None:
         return (f"has a non-local reference {where or '/'}: {ref[:120]!r}{more}; an offline run "
                 "never fetches a schema. Fix: copy the referenced schema under $defs and refer "
                 "to it as '#/$defs/<name>'")
-    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    cls = validator_class(schema)
     try:
         cls.check_schema(dict(schema))
     except SchemaError as exc:

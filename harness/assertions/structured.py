@@ -19,16 +19,14 @@ from typing import Any, Literal, NamedTuple
 
 # No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
 from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
-    Draft202012Validator,
     SchemaError,
-    validators,
 )
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 
 from harness.assertions import jsonpath
 from harness.entities import AgentOutput, Outcome
 from harness.fastschema import Check, compile_schema
-from harness.schemarefs import OFFLINE_REGISTRY, remote_refs
+from harness.schemarefs import OFFLINE_REGISTRY, remote_refs, validator_class
 
 OutputKind = Literal["text", "json"]
 
@@ -209,8 +207,9 @@ def _json_schema_label(spec: Any) -> str:
 
 
 def _validator_class(schema: Mapping[str, Any]) -> Any:
-    """The validator its ``$schema`` asks for; draft 2020-12 when it names none."""
-    return validators.validator_for(schema, default=Draft202012Validator)
+    """The validator its ``$schema`` asks for; draft 2020-12 when it names none (or a
+    ``$schema`` that is not text, which that metaschema then reports)."""
+    return validator_class(schema)
 
 
 @dataclass(frozen=True)
