@@ -24,7 +24,7 @@ from harness.cache.rerecords import (
     update_failed,
     warning_text,
 )
-from harness.cache.stamp import check_stamp, stamp_path, write_stamp
+from harness.cache.stamp import check_stamp, refuse_newer_format, stamp_path, write_stamp
 from harness.cache.store import CacheStore, utc_now
 from harness.clients.caching import BoundClient
 from harness.clients.factory import ClientFactory
@@ -32,7 +32,7 @@ from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, Selection, load_dataset
 from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
-from harness.errors import CacheError, ConfigError, HarnessError
+from harness.errors import CacheError, ConfigError, HarnessError, WriteFailed
 from harness.execution import run_agent
 from harness.links import refuse_symlinks
 from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
@@ -129,6 +129,7 @@ class EvalSession:
         self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                        self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
+            refuse_newer_format(config.cache)
             self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
         self._started: set[tuple[str, int]] = set()
@@ -442,6 +443,8 @@ def run_iteration(
                            tenant_params=tenant_params)
     except CacheError as exc:
         return failed(exc.status, str(exc))
+    except WriteFailed:
+        raise  # a full or read-only disk fails every later write too: the run stops, named
     except HarnessError as exc:
         return failed(*_wire_failure(wire) or ("error", str(exc)))
     except Exception as exc:  # the agent's own code raised: a verdict, never a crash of the run
@@ -523,6 +526,10 @@ def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOption
     return scenarios
 
 
+#: The most iterations a run may ask for (the scenario schema's own maximum).
+MAX_ITERATIONS = 100
+
+
 def _check_iteration_override(
     config: HarnessConfig, scenarios: list[Scenario], iterations: int | None
 ) -> None:
@@ -530,6 +537,10 @@ def _check_iteration_override(
         return
     if iterations < 1:
         raise ConfigError(f"--iterations must be at least 1, got {iterations}")
+    if iterations > MAX_ITERATIONS:  # 10**9 planned a billion iterations and ran out of memory
+        raise ConfigError(f"--iterations {iterations} is over the limit of {MAX_ITERATIONS}, the "
+                          "most a scenario may declare: every iteration is a cache entry to commit "
+                          f"and replay. Fix: give --iterations {MAX_ITERATIONS} or less")
     cache_rel = config.relative(config.cache)
     for scenario in scenarios:
         worst = worst_relative_path(cache_rel, scenario.id, iterations)

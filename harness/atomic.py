@@ -14,6 +14,7 @@ timed kill lands inside the window.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -21,6 +22,8 @@ import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
+
+from harness.writing import named_write_errors
 
 #: Prefix of every temporary name (readers and guards ignore it; prune removes leftovers).
 TEMP_PREFIX = ".tmp-"
@@ -38,15 +41,17 @@ def write_folder(final: Path, files: Mapping[str, bytes], *, on_step: StepHook |
     """Create (or replace) the folder ``final`` holding exactly ``files``, atomically."""
     hook = on_step or _nothing
     parent = final.parent
-    parent.mkdir(parents=True, exist_ok=True)
-    temp = parent / f"{TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
-    temp.mkdir()
+    with named_write_errors(final, "cache entry"):
+        parent.mkdir(parents=True, exist_ok=True)
+        temp = parent / f"{TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
+        temp.mkdir()
     try:
-        hook("temp-created", temp)
-        for name, data in files.items():
-            _write_bytes(temp / name, data)
-            hook("file-written", temp / name)
-        _replace_folder(temp, final, hook)
+        with named_write_errors(final, "cache entry"):
+            hook("temp-created", temp)
+            for name, data in files.items():
+                _write_bytes(temp / name, data)
+                hook("file-written", temp / name)
+            _replace_folder(temp, final, hook)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
@@ -56,16 +61,18 @@ def write_folder(final: Path, files: Mapping[str, bytes], *, on_step: StepHook |
 def write_file(final: Path, data: bytes, *, on_step: StepHook | None = None) -> Path:
     """Create (or replace) the file ``final`` with ``data``, atomically."""
     hook = on_step or _nothing
-    final.parent.mkdir(parents=True, exist_ok=True)
     temp = final.with_name(f"{TEMP_PREFIX}{final.name}-{os.getpid()}-{secrets.token_hex(3)}")
     try:
-        hook("temp-created", temp)
-        _write_bytes(temp, data)
-        hook("file-written", temp)
-        os.replace(temp, final)
-        hook("renamed", final)
+        with named_write_errors(final, "file"):
+            final.parent.mkdir(parents=True, exist_ok=True)
+            hook("temp-created", temp)
+            _write_bytes(temp, data)
+            hook("file-written", temp)
+            os.replace(temp, final)
+            hook("renamed", final)
     except BaseException:
-        temp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # a read-only tree: there is nothing to remove
+            temp.unlink(missing_ok=True)
         raise
     return final
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.output import emit, silence_stdout
+from harness.output import emit, ensure_stdout, flush_stdout, silence_stdout
 
 if TYPE_CHECKING:
     from harness.shards import ShardSpec
@@ -189,12 +189,13 @@ def _add_mutant_options(parser: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m harness`` and the ``harness`` console script."""
+    ensure_stdout()
     args = build_parser().parse_args(argv)
     from harness.errors import HarnessError
 
     try:
         code = _dispatch(args)
-        sys.stdout.flush()
+        flush_stdout()
         return code
     except BrokenPipeError:  # output cut short outside emit(): quiet, like any Unix filter
         silence_stdout()

@@ -17,6 +17,9 @@ from harness.refresh.prices import Prices, parse_prices
 #: Below a year, a committed cache silently rots between releases.
 MIN_TTL_DAYS = 365
 DEFAULT_TTL_DAYS = 730
+#: A hundred years: past it an expiry date overflows (year 9999), and no cache is meant to
+#: outlive the models it recorded; ``ttl_days = 3000000`` was an OverflowError when recording.
+MAX_TTL_DAYS = 36500
 #: Windows MAX_PATH (260) minus room for the user's checkout root.
 DEFAULT_PATH_BUDGET = 160
 
@@ -137,6 +140,12 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path, *,
             "A committed cache is read for months; a short TTL turns a quiet week into "
             "a wall of expired entries nobody changed. Set ttl_days = 730"
         )
+    elif ttl_days > MAX_TTL_DAYS:
+        problems.append(
+            f"{where}: ttl_days = {ttl_days} is refused: it must be at most {MAX_TTL_DAYS} (a "
+            "hundred years; a longer one overflows the expiry date of every entry, and answers "
+            "are re-recorded long before). Set ttl_days = 730"
+        )
     path_budget = int_of("path_budget", DEFAULT_PATH_BUDGET)
     if not 60 <= path_budget <= 259:
         problems.append(
@@ -185,12 +194,65 @@ def config_from_mapping(root: Path, section: dict[str, Any], source: Path, *,
         require_provenance=require_provenance,
         declared=declared,
     )
-    if config.results == config.cache or config.cache in config.results.parents:
-        problems.append(
-            f"{where}: results ({config.relative(config.results)}) must not be inside the "
-            f"committed cache ({config.relative(config.cache)}): run records change on every "
-            "run and would dirty the committed tree. Use a separate root such as eval-results"
-        )
+    problems.extend(containment_problems(config, section, where))
     if problems:
         raise ConfigError("\n  ".join(["invalid configuration:", *problems]))
     return config
+
+
+#: The three trees of a project, in the order their problems are reported.
+_TREES = ("datasets", "cache", "results")
+
+
+def containment_problems(config: HarnessConfig, section: dict[str, Any], where: str) -> list[str]:
+    """Why the datasets, cache and results folders are not three separate trees inside the
+    project, one message per problem, each with the fix.
+
+    ``results = "eval-datasets"`` wrote run records into the datasets (the next run failed on
+    them), ``results = "../../x"`` wrote outside the project, and an absolute ``cache`` could
+    be anywhere: every tree must be a folder of the project, none inside another.
+    """
+    problems: list[str] = []
+    paths = {name: getattr(config, name) for name in _TREES}
+    defaults = {"datasets": "eval-datasets", "cache": "eval-cache", "results": "eval-results"}
+    outside = set()
+    for name, path in paths.items():
+        written = section.get(name, defaults[name])
+        if path == config.root:
+            problems.append(f"{where}: {name} = {written!r} is the project root itself: it must be "
+                            f"a folder of its own. Fix: set {name} = {defaults[name]!r}")
+            outside.add(name)
+        elif not path.is_relative_to(config.root):
+            kind = "an absolute path" if Path(str(written)).is_absolute() else "a path"
+            problems.append(f"{where}: {name} = {written!r} is {kind} outside the project "
+                            f"({config.root}): the harness writes and reads only inside it. Fix: "
+                            f"set {name} to a folder of the project, such as {defaults[name]!r}")
+            outside.add(name)
+    for name in _TREES:
+        for other in _TREES:
+            if name == other or name in outside or other in outside:
+                continue
+            path, container = paths[name], paths[other]
+            if path == container and _TREES.index(name) < _TREES.index(other):
+                problems.append(f"{where}: {name} and {other} are the same folder "
+                                f"({config.relative(path)}). Fix: give each its own folder "
+                                f"({defaults[name]!r}, {defaults[other]!r})")
+            elif container in path.parents:
+                problems.append(_nested(config, name, other, where, defaults))
+    return problems
+
+
+def _nested(config: HarnessConfig, name: str, other: str, where: str,
+            defaults: dict[str, str]) -> str:
+    why = {
+        ("results", "cache"): "run records change on every run and would dirty the committed tree",
+        ("results", "datasets"): "run records would be loaded as datasets and fail the next run",
+        ("cache", "datasets"): "cache entries would be loaded as datasets",
+        ("datasets", "cache"): "the datasets would be guarded, pruned and hashed as cache entries",
+        ("datasets", "results"): "the datasets would sit among run records nobody commits",
+        ("cache", "results"): "the committed cache would sit among run records nobody commits",
+    }[(name, other)]
+    label = {"datasets": "the datasets", "cache": "the committed cache", "results": "the results"}
+    return (f"{where}: {name} ({config.relative(getattr(config, name))}) must not be inside "
+            f"{label[other]} ({config.relative(getattr(config, other))}): {why}. Fix: use a separate "
+            f"root such as {defaults[name]!r}")

@@ -116,7 +116,8 @@ def check_counterexamples(agent: Agent, scenario: Scenario,
         label = label_of(item, index)
         output = output_of(agent, item, f"{scenario.id} counterexample {label!r}", wire_tools)
         verdicts = answer_verdicts(agent, scenario, output)
-        rejected = tuple(v.assertion for v in verdicts if v.outcome == "reject")
+        # a crash is no verdict on the answer: it does not catch the known-wrong answer
+        rejected = tuple(v.assertion for v in verdicts if v.outcome == "reject" and not v.crashed)
         let_through = tuple(name for name in item.get("rejected_by") or () if name not in rejected)
         results.append(CounterexampleResult(label, str(item["why"]), rejected, let_through))
     return tuple(results)

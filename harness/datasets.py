@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from harness.assertions import CheckedItem, assertion_label, check_item
-from harness.assertions.compiled import compiled
 from harness.assertions.rules import Rule, check_rules, merge_layers, resolve_rules
 from harness.cache.layout import worst_relative_path
 from harness.config import HarnessConfig
 from harness.counterexamples import counterexample_problems
+from harness.discovery import list_folder
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import load_entrypoint
@@ -37,6 +35,7 @@ from harness.metrics import check_metrics, expected_in
 from harness.names import case_collisions, name_problem
 from harness.request import TemplateError, build_request
 from harness.rubric import check_rubric, merge_rubric
+from harness.schemarefs import schema_problem, tool_problems
 from harness.validation import read_document, read_text, schema_problems
 
 AGENT_FILE = "agent.yaml"
@@ -175,12 +174,11 @@ class _Loader:
     # -- walking ---------------------------------------------------------------------------
 
     def _children(self, folder: Path, *, dirs: bool) -> list[Path]:
-        """Visible sub-folders (or files), sorted, with unsafe and colliding names reported."""
-        with os.scandir(folder) as scan:  # the entry types come with the listing: no stat per file
-            names = sorted(e.name for e in scan  # links are reported by the walk, never read
-                           if not e.name.startswith((".", "_")) and not e.is_symlink()
-                           and e.is_dir() == dirs)
-        entries = [folder / name for name in names]
+        """Loadable sub-folders (or scenario-folder files), sorted; unsafe and colliding names,
+        names that would be skipped and special files are reported (harness/discovery.py)."""
+        listing = list_folder(folder, scenarios=not dirs)
+        self.problems.extend(listing.problems)
+        entries = list(listing.folders if dirs else listing.files)
         for entry in entries:
             problem = name_problem(entry.name if dirs else entry.stem)
             if problem:
@@ -243,6 +241,7 @@ class _Loader:
                                                   data.get("params") or {}, _tool_names(data))
         self.problems.extend(problems)
         self._agent_equivalents = tuple(data.get("equivalent_mutants") or ())
+        self.problems.extend(tool_problems(data.get("tools") or [], file))
         rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
                                         data.get("tools") or [], file, "agent")
         self.problems.extend(problems)
@@ -374,9 +373,9 @@ class _Loader:
         if not isinstance(data, dict):
             self.problems.append(Problem(resolved, "", "is not a JSON Schema object"))
             return None
-        error = compiled(data, Draft202012Validator).error  # once per content, shared with the checks
-        if error is not None:
-            self.problems.append(Problem(resolved, "", f"is not a valid JSON Schema: {error.message}"))
+        unusable = schema_problem(data)
+        if unusable is not None:  # invalid by its metaschema, or a $ref an offline run cannot follow
+            self.problems.append(Problem(resolved, "", unusable))
             return None
         return data
 

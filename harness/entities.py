@@ -174,6 +174,10 @@ class Verdict:
     origin: str = ""
     """The level of the item that gave it: ``agent`` or ``tenant`` (declared once for every
     scenario), ``scenario``; empty for implicit checks (``tool_schema``) and old records."""
+    crashed: bool = False
+    """The check raised instead of judging (its reason starts with ``assertion crashed:``): still
+    a ``reject`` (a crash must not pass), but not a verdict on the answer; ``check`` reports it,
+    and a counterexample it "rejects" is not caught."""
 
 
 @dataclass(frozen=True, slots=True)

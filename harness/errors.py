@@ -158,3 +158,18 @@ class SymlinkError(ConfigError):
     """A symbolic link under eval-datasets/ or eval-cache/: a fresh clone would not reproduce it."""
 
     code = "eval-symlink"
+
+
+class StampNewer(ConfigError):
+    """A recording run over a cache whose stamp names a newer cache format than this harness's."""
+
+    code = "eval-cache-newer-format"
+
+
+class WriteFailed(HarnessError, OSError):
+    """A file of the run could not be written (a full disk, a read-only tree, no permission):
+    the run stops at once, since every later write would fail the same way. Still an
+    ``OSError``, so every caller that handled the raw error handles the named one."""
+
+    code = "eval-write-failed"
+    exit_code = 2

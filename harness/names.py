@@ -21,6 +21,9 @@ _WINDOWS_RESERVED = {
     *(f"LPT{i}" for i in range(1, 10)),
 }
 _ILLEGAL_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f]')
+#: Bidirectional controls: a right-to-left override makes ``evil\u202egnp.yaml`` print as
+#: another name in every terminal, report and diff (the "Trojan Source" trick).
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def name_problem(name: str) -> str | None:
@@ -36,6 +39,15 @@ def name_problem(name: str) -> str | None:
                 "marks): the same-looking name in NFC would be another scenario id and another key")
     if name in {".", ".."}:
         return f"'{name}' is a relative path segment (path traversal)"
+    bidi = _BIDI_CONTROLS.findall(name)
+    if bidi:
+        shown = name.encode("ascii", "backslashreplace").decode("ascii")
+        codes = ", ".join(sorted({f"U+{ord(c):04X}" for c in bidi}))
+        return (f"'{shown}' contains bidirectional control characters ({codes}) that make it "
+                "display as another name")
+    if ".." in name:
+        return (f"'{name}' contains '..', which reads as a parent-folder step in scenario ids, "
+                "globs and cache paths")
     bad = sorted(set(_ILLEGAL_CHARS.findall(name)))
     if bad:
         shown = ", ".join(repr(c) for c in bad)

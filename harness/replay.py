@@ -40,6 +40,8 @@ class IterationReplay:
     message: str = ""
     missed_key: str = ""
     """The key of the call that missed (only for ``missed``)."""
+    crashes: tuple[str, ...] = ()
+    """``label: reason`` of every assertion whose check raised (a crash is no verdict)."""
 
 
 class _ReadingClient(BoundClient):
@@ -90,9 +92,11 @@ def replay_reads(config: HarnessConfig, dataset: Dataset, selection: Selection,
                                     offline=caching.inner, rerecord=Rerecord.of(agent)).bind(
                     scenario.id, iteration, client.calls)
             failure = message = ""
+            crashes: tuple[str, ...] = ()
             try:
                 result, output = run_iteration(agent, scenario, iteration, request, client, "", wire,
                                                dataset.tenant_params(scenario))
+                crashes = tuple(f"{v.assertion}: {v.reason}" for v in result.verdicts if v.crashed)
                 if result.status in REPLAY_FAILURES:
                     failure, message = result.status, result.message
                 else:
@@ -105,5 +109,6 @@ def replay_reads(config: HarnessConfig, dataset: Dataset, selection: Selection,
                 failure, message = failure or status, message or text
                 missed = key if status == "missed" else ""
             keys = frozenset(c.key for c in client.calls if c.cache_hit)
-            replays.append(IterationReplay(scenario.id, iteration, keys, failure, message, missed))
+            replays.append(IterationReplay(scenario.id, iteration, keys, failure, message, missed,
+                                           crashes))
     return replays

@@ -42,6 +42,7 @@ from harness.entities import (
 from harness.key import canonical_json
 from harness.metrics import MetricValue
 from harness.rubric.tally import tally
+from harness.writing import named_write_errors
 
 RESULTS_DIR = "results"
 RUN_FILE = "run.json"
@@ -209,7 +210,8 @@ def record_of(result: IterationResult) -> dict[str, Any]:
         "response": response_to_json(result.response) if result.response else None,
         "verdicts": [
             {"assertion": v.assertion, "outcome": v.outcome, "reason": v.reason,
-             **({"origin": v.origin} if v.origin else {})}
+             **({"origin": v.origin} if v.origin else {}),
+             **({"crashed": True} if v.crashed else {})}
             for v in result.verdicts
         ],
         **validation_record(result),
@@ -321,20 +323,22 @@ class ResultWriter:
             self._lines += 1
             record["transcript_line"] = self._lines
             line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
-            handle = self._handle
-            if handle is None:
-                self.run_dir.mkdir(parents=True, exist_ok=True)
-                handle = self._handle = open(self.records_file, "ab")  # noqa: SIM115 - kept open
-            handle.write(line)
-            handle.flush()
+            with named_write_errors(self.records_file, "run record"):  # a full disk: named
+                handle = self._handle
+                if handle is None:
+                    self.run_dir.mkdir(parents=True, exist_ok=True)
+                    handle = self._handle = open(self.records_file, "ab")  # noqa: SIM115 - kept open
+                handle.write(line)
+                handle.flush()
         return record
 
     def close(self) -> None:
         """Close the records file (a later record reopens it)."""
         with self._lock:
             if self._handle is not None:
-                self._handle.close()
-                self._handle = None
+                handle, self._handle = self._handle, None
+                with named_write_errors(self.records_file, "run record"):
+                    handle.close()
 
     def finish(self, summary: RunSummary, selection: dict[str, Any]) -> Path:
         """Write the run summary (timestamps order runs; folder times do not survive a clone)."""
@@ -436,7 +440,8 @@ def result_from_record(record: dict[str, Any], scenario: Scenario) -> IterationR
         scenario=scenario,
         iteration=int(record["iteration"]),
         status=record["status"],
-        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"], v.get("origin", ""))
+        verdicts=tuple(Verdict(v["assertion"], v["outcome"], v["reason"], v.get("origin", ""),
+                               bool(v.get("crashed")))
                        for v in record.get("verdicts", [])),
         message=record.get("message", ""),
         calls=tuple(CallRecord.from_json(c) for c in record.get("calls", [])),

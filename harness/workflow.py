@@ -17,6 +17,15 @@ from pathlib import Path
 from harness.install_source import DISTRIBUTION, InstallSource
 
 WORKFLOW_PATH = ".github/workflows/evals.yml"
+#: The pytest form of the eval step, offered commented out. ``-n 2`` is pytest-xdist's option,
+#: so the offer installs pytest-xdist with it: uncommented, it runs as written.
+PYTEST_ALTERNATIVE = (
+    "      # Or run the same evals under pytest (same verdicts, same records), two workers:",
+    "      # - name: Offline eval under pytest",
+    "      #   run: |",
+    "      #     pip install pytest pytest-xdist",
+    "      #     python -m pytest --evals -n 2",
+)
 
 
 def has_installable_project(root: Path) -> bool:
@@ -66,6 +75,7 @@ def workflow_text(source: InstallSource, *, install_project: bool, python_versio
             *setup,
             "      - name: Offline eval (replays eval-cache/)",
             "        run: python -m harness run",
+            *PYTEST_ALTERNATIVE,
             "      - name: Guards of the committed cache",
             "        run: python -m harness check",
             *_upload("eval-results"),

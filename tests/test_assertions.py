@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 import pytest
+from verdicts import crashed, outcomes, rejected
 
 from harness.assertions import ASSERTION_KINDS, REGISTRY, evaluate, overall, text
 from harness.entities import AgentOutput, ChatResponse, ToolCall, Verdict
@@ -60,9 +61,8 @@ def passes(item: Mapping[str, Any], output: AgentOutput, kind: Kind = "text",
 
 def rejects(item: Mapping[str, Any], output: AgentOutput, kind: Kind = "text",
             schema: Mapping[str, Any] | None = None) -> str:
-    verdict = run(item, output, kind, schema)
-    assert verdict.outcome == "reject", verdict
-    return verdict.reason
+    """A real reject: fails when the check raised (tests/verdicts.py)."""
+    return rejected(run(item, output, kind, schema))
 
 
 def not_evaluated(item: Mapping[str, Any], output: AgentOutput, kind: Kind = "text") -> str:
@@ -568,7 +568,7 @@ def test_every_assertion_runs_after_a_reject_in_order() -> None:
         {"json_schema": True},
     ]
     verdicts = evaluate(expect, json_output(DOC), output_kind="json", output_schema=SCHEMA)
-    assert [v.outcome for v in verdicts] == ["reject", "reject", "pass", "reject", "reject", "pass"]
+    assert outcomes(verdicts) == ["reject", "reject", "pass", "reject", "reject", "pass"]
     assert verdicts[2].assertion == "json_path decision == 'ask'"
     assert overall(verdicts) == "reject"
 
@@ -581,7 +581,8 @@ def test_a_crashing_assertion_rejects_with_the_exception(monkeypatch: pytest.Mon
     expect = [{"equals": "x"}, {"tool_not_called": "x"}]
     first, second = evaluate(expect, text_output("x"), output_kind="text", output_schema=None)
     assert first == Verdict("equals 'x'", "reject",
-                            "assertion crashed: RuntimeError: normaliser exploded")
+                            "assertion crashed: RuntimeError: normaliser exploded", crashed=True)
+    assert crashed(first)
     assert second.outcome == "pass"
 
 
@@ -646,7 +647,7 @@ def _tool_output() -> AgentOutput:
 def test_not_contains_in_tool_arguments_checks_every_string_of_every_call() -> None:
     [verdict] = evaluate([{"not_contains": {"value": "approval hash", "tool": "file_draft"}}],
                          _tool_output(), output_kind="text", output_schema=None)
-    assert verdict.outcome == "reject" and verdict.reason.startswith("file_draft#0.body:")
+    assert rejected(verdict).startswith("file_draft#0.body:")
     [clean] = evaluate([{"not_contains": {"value": "receipt", "tool": "file_draft"}}],
                        _tool_output(), output_kind="text", output_schema=None)
     assert clean.outcome == "pass"
@@ -658,7 +659,7 @@ def test_max_chars_and_regex_on_a_tool_argument_path() -> None:
                                     "path": "body"}},
                          {"contains": {"value": "x", "tool": "file_draft", "path": "missing"}}],
                         _tool_output(), output_kind="text", output_schema=None)
-    assert [v.outcome for v in verdicts] == ["reject", "pass", "not_evaluated"]
+    assert outcomes(verdicts) == ["reject", "pass", "not_evaluated"]
     assert "file_draft#0.body" in verdicts[0].reason
 
 

@@ -111,3 +111,24 @@ def _job(root: Path, command: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
     return subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True,
                           env=env, check=False)
+
+
+def test_the_workflow_offers_pytest_n_2_only_with_pytest_xdist_installed(project: Project) -> None:
+    import yaml
+
+    from harness.install_source import InstallSource
+    from harness.workflow import workflow_text
+
+    source = InstallSource("index", "offline-evals==0.1.0", "from an index", "0.1.0")
+    text = workflow_text(source, install_project=False, python_version="3.11")
+    lines = text.splitlines()
+    offer = next(i for i, line in enumerate(lines) if "python -m pytest --evals -n 2" in line)
+    install = next(i for i, line in enumerate(lines) if "pip install pytest pytest-xdist" in line)
+    assert install < offer and lines[offer].startswith("      #")
+    # uncommented, the offered step is a valid step of the same job that installs what it runs
+    uncommented = [line.replace("      # ", "      ", 1) if line.startswith("      # -")
+                   or line.startswith("      #   ") else line for line in lines]
+    steps = yaml.safe_load("\n".join(uncommented))["jobs"]["evals"]["steps"]
+    pytest_step = next(s for s in steps if s.get("name") == "Offline eval under pytest")
+    assert pytest_step["run"].split("\n")[:2] == ["pip install pytest pytest-xdist",
+                                                   "python -m pytest --evals -n 2"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from verdicts import rejected
 
 from conftest import Project
 from harness.assertions.toolschema import TOOL_SCHEMA, tool_schema_verdict
@@ -40,7 +41,7 @@ def test_a_valid_call_passes() -> None:
 def test_a_3000_character_body_breaks_a_max_length_of_1500() -> None:
     verdict = tool_schema_verdict([FILE_DRAFT], True,
                                   _output(("file_draft", {**VALID, "body": "x" * 3000})))
-    assert verdict is not None and verdict.outcome == "reject"
+    rejected(verdict)
     assert verdict.reason == "file_draft: body has 3000 characters, maxLength is 1500"
 
 
@@ -54,14 +55,14 @@ def test_a_3000_character_body_breaks_a_max_length_of_1500() -> None:
 ])
 def test_each_violation_is_a_named_reject(arguments: dict[str, Any], expected: str) -> None:
     verdict = tool_schema_verdict([FILE_DRAFT], True, _output(("file_draft", arguments)))
-    assert verdict is not None and verdict.outcome == "reject"
+    rejected(verdict)
     assert expected in verdict.reason
 
 
 def test_an_unknown_tool_is_a_reject_and_every_call_is_reported() -> None:
     verdict = tool_schema_verdict([FILE_DRAFT], True, _output(
         ("send_message", {"to": "x"}), ("file_draft", {**VALID, "body": "y" * 1501})))
-    assert verdict is not None and verdict.outcome == "reject"
+    rejected(verdict)
     assert "call 1 (send_message): unknown tool (declared: file_draft)" in verdict.reason
     assert "call 2 (file_draft): body has 1501 characters" in verdict.reason
 

@@ -4,7 +4,9 @@ Each ``expect`` item names exactly one assertion kind (see ``docs/formats.md``,
 "Assertions"). :func:`evaluate` runs every item, even after a reject, so a
 report shows everything that is wrong at once, and it never raises: an item
 that is malformed or whose check crashes becomes a ``reject`` with the reason,
-because a crash must neither stop the run nor pass silently.
+because a crash must neither stop the run nor pass silently. A crash is marked as
+one (``crashed=True``, reason ``assertion crashed: ...``): it is not a verdict on
+the answer, so ``check`` reports it and a counterexample it rejects is not caught.
 
 The kinds live in small modules (``text``, ``structured``, ``tools``, ``counting``,
 ``language``), each
@@ -36,6 +38,7 @@ from harness.fastschema import Check, compile_schema
 
 __all__ = [
     "ASSERTION_KINDS",
+    "CRASH_PREFIX",
     "assertion_label",
     "CheckedItem",
     "EXPECT_SCHEMA_FILE",
@@ -45,6 +48,9 @@ __all__ = [
     "expect_schema",
     "overall",
 ]
+
+#: The reason prefix of a verdict whose check raised (:attr:`Verdict.crashed` is set too).
+CRASH_PREFIX = "assertion crashed: "
 
 #: Assertion kind -> implementation (check, label, lint).
 REGISTRY: Mapping[str, Kind] = MappingProxyType(
@@ -196,7 +202,7 @@ def _evaluate_one(item: Mapping[str, Any], subject: Subject) -> Verdict:
                 checked.kind_label = label  # a label depends on the item alone: made once
         outcome, reason = kind.check(spec, subject)
     except Exception as exc:  # noqa: BLE001 - a crashing check must reject, not stop the run
-        return Verdict(label, "reject", f"assertion crashed: {type(exc).__name__}: {exc}")
+        return Verdict(label, "reject", f"{CRASH_PREFIX}{type(exc).__name__}: {exc}", crashed=True)
     return Verdict(label, outcome, reason)
 
 

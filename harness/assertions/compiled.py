@@ -32,6 +32,7 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore
 
 from harness.fastschema import Check, compile_schema
 from harness.key import canonical_json
+from harness.schemarefs import OFFLINE_REGISTRY
 
 
 @dataclass(frozen=True)
@@ -110,9 +111,9 @@ def _metaschema_check() -> Check | None:
 def _compile(schema: Mapping[str, Any], klass: Any) -> CompiledSchema:
     fast = _metaschema_check() if klass is Draft202012Validator else None
     if fast is not None and fast(schema):  # valid: jsonschema only ever runs to say what is wrong
-        return CompiledSchema(None, klass(schema), compile_schema(schema))
+        return CompiledSchema(None, klass(schema, registry=OFFLINE_REGISTRY), compile_schema(schema))
     try:
         klass.check_schema(schema)
     except SchemaError as exc:
         return CompiledSchema(exc, None, None)
-    return CompiledSchema(None, klass(schema), compile_schema(schema))
+    return CompiledSchema(None, klass(schema, registry=OFFLINE_REGISTRY), compile_schema(schema))

@@ -23,6 +23,7 @@ from harness.assertions import jsonpath
 from harness.assertions.compiled import compiled
 from harness.entities import AgentOutput, Outcome
 from harness.fastschema import Check
+from harness.schemarefs import remote_refs
 
 OutputKind = Literal["text", "json"]
 
@@ -268,6 +269,11 @@ def _json_schema_lint(spec: Any) -> list[str]:
     problem = compiled_schema(spec).problem
     if problem is not None:
         return [f"inline json_schema is not a valid JSON Schema: {problem}"]
+    refs = remote_refs(spec)
+    if refs:  # jsonschema would fetch it: an offline run never opens a socket
+        where, ref = refs[0]
+        return [f"inline json_schema has a non-local reference {where}: {ref[:120]!r}; copy the "
+                "referenced schema under $defs and refer to it as '#/$defs/<name>'"]
     return []
 
 

@@ -26,6 +26,7 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 
 from harness.entities import AgentOutput, JsonObject, Verdict
 from harness.fastschema import Check, compile_schema
+from harness.schemarefs import OFFLINE_REGISTRY
 
 __all__ = ["TOOL_SCHEMA", "tool_call_problems", "tool_schema_verdict"]
 
@@ -39,7 +40,7 @@ _SHOWN = 4
 def _compiled(schema_json: str) -> tuple[Check | None, Draft202012Validator]:
     """Fast check and jsonschema validator of one parameter schema (by its canonical text)."""
     schema = json.loads(schema_json)
-    return compile_schema(schema), Draft202012Validator(schema)
+    return compile_schema(schema), Draft202012Validator(schema, registry=OFFLINE_REGISTRY)
 
 
 def _call_problems(schema: Mapping[str, Any], arguments: Any) -> list[str]:

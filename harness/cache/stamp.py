@@ -21,6 +21,7 @@ Two rules keep the stamp from costing adopters money or merges:
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from typing import Any
 from harness import __version__
 from harness.atomic import json_bytes, write_file
 from harness.cache.layout import STAMP_FILE
+from harness.errors import StampNewer
 from harness.key import CACHE_FORMAT_VERSION
 from harness.rerecord import rerecord_command
 from harness.strictload import load_json
@@ -79,6 +81,11 @@ def check_stamp(cache_root: Path, refresh_command: str | None = None) -> StampSt
     except (OSError, ValueError, KeyError) as exc:
         return StampStatus(False, "eval-cache-stamp-invalid",
                            f"{path.name} cannot be read ({exc}); re-record: {refresh_command}")
+    if data is not None and type(recorded_format) is not int:  # noqa: E721 - True == 1 == 1.0
+        shown = json.dumps(recorded_format)[:40]
+        return StampStatus(False, "eval-cache-stamp-invalid",
+                           f"{path.name}: format_version must be an integer (found {shown}; "
+                           "true and 1.0 are not the format 1); re-record: " + refresh_command)
     if data is None:
         return StampStatus(False, "eval-cache-missing-stamp",
                            f"{path.name} is missing in {cache_root.name}/: the cache was never "
@@ -121,3 +128,24 @@ def write_stamp(cache_root: Path, *, ttl_days: int) -> bool:
         return False
     write_file(path, json_bytes(wanted))
     return True
+
+
+def refuse_newer_format(cache_root: Path) -> None:
+    """Before a recording run: refuse a stamp written by a newer cache format.
+
+    Entries recorded now would carry this (older) format beside the newer ones, and the
+    stamp would be rewritten to the older format, or left saying the newer one: either way
+    the tree no longer says what it holds. ``--record-missing --scripted`` over a future
+    format used to exit 0 and leave the stamp stale.
+    """
+    try:
+        data = read_stamp(cache_root)
+    except (OSError, ValueError):
+        return  # unreadable: a recording replaces it
+    recorded = None if data is None else data.get("format_version")
+    if type(recorded) is int and recorded > CACHE_FORMAT_VERSION:  # noqa: E721
+        raise StampNewer(
+            f"{stamp_path(cache_root).name}: the cache was recorded in cache format {recorded}, "
+            f"newer than this harness's format {CACHE_FORMAT_VERSION}; recording with this "
+            "harness would mix formats in one tree. Fix: upgrade the harness (pip install -U "
+            "offline-evals) and record again; nothing was called or written")

@@ -72,7 +72,8 @@ def build_context(config: HarnessConfig, selection: Selection, since: str | None
 
 
 def files_under(folder: Path) -> tuple[Path, ...]:
-    """Every file below ``folder`` (hidden ones too: git would commit them), sorted."""
+    """Every file below ``folder`` (hidden ones too: git would commit them), sorted; special
+    files (a FIFO, a device) are left out (the dataset loader reports them)."""
     if not folder.is_dir():
         return ()
     found: list[Path] = []
@@ -80,5 +81,8 @@ def files_under(folder: Path) -> tuple[Path, ...]:
     while pending:  # one listing per folder, no stat per file; links are files, never followed
         with os.scandir(pending.pop()) as scan:
             for entry in scan:
-                (pending if entry.is_dir(follow_symlinks=False) else found).append(Path(entry.path))
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
+                    found.append(Path(entry.path))  # a FIFO is never read: it would block
     return tuple(sorted(found))

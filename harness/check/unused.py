@@ -78,6 +78,8 @@ class Usage:
     referenced: int
     kept: int = 0
     """Readable in-scope entries left alone because their iteration does not replay."""
+    crashes: tuple[tuple[str, int, str], ...] = ()
+    """``(scenario id, iteration, label: reason)`` of every assertion whose check raised."""
 
     @property
     def missing(self) -> tuple[Failure, ...]:
@@ -122,7 +124,8 @@ def classify(config: HarnessConfig, dataset: Dataset, selection: Selection, tree
             orphans.append(Orphan(entry.folder, entry.scenario_id, reason))
         else:
             kept += 1
-    return Usage(tuple(orphans), failures, referenced, kept)
+    crashes = tuple((r.scenario_id, r.iteration, crash) for r in replays for crash in r.crashes)
+    return Usage(tuple(orphans), failures, referenced, kept, crashes)
 
 
 def _failure(config: HarnessConfig, dataset: Dataset, replay: IterationReplay) -> Failure:
@@ -171,6 +174,15 @@ def check(ctx: CheckContext) -> GuardResult:
             message = (f"{failure.scenario_id} iteration {failure.iteration} does not replay "
                        f"({failure.status}): its entries are kept unclassified until it does")
         findings.append(Finding(GUARD, ctx.rel(failure.folder), message, f"record it: {failure.hint}"))
+    scenarios = {s.id: s for s in ctx.dataset.scenarios}
+    for scenario_id, iteration, crash in usage.crashes:
+        found = scenarios.get(scenario_id)
+        findings.append(Finding(
+            GUARD, ctx.rel(found.file) if found is not None else scenario_id,
+            f"{scenario_id} iteration {iteration}: the check of assertion {crash[:300]} "
+            "(eval-assertion-crashed): a crash is not a verdict on the answer",
+            "fix the assertion (or the code its kind runs); python -m harness run shows the same "
+            "verdict"))
     summary = (f"{usage.referenced} referenced, {len(usage.orphans)} unused, "
                f"{len(usage.missing)} missing")
     if len(usage.failures) > len(usage.missing):

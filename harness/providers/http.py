@@ -11,6 +11,15 @@ tools): another attempt would be paid for and fail the same way. A failure is a
 :class:`CallFailed` naming the scenario, the status and at most 300 characters
 of the body, with every API key and bearer token redacted.
 
+Two bounds no provider can talk its way past. Redirects are never followed: the
+default urllib opener re-sends the request, ``Authorization`` header included,
+to whatever host a ``Location`` names, and records that host's answer; a 3xx is
+a provider error naming the ``Location`` (fix: point ``base_url`` at the final
+URL). And ``timeout_s`` bounds each whole attempt, from connect to the last body
+byte: urllib's timeout is per socket operation, so a server dripping one byte
+every half second held a call for minutes; a timer now shuts the socket at the
+attempt's deadline.
+
 Accounting is honest: every attempt that reached the provider is counted
 (a timed-out request may well have been generated and billed), in the
 :class:`Receipt` of the call and through the :class:`AttemptObserver` of the
@@ -286,7 +295,7 @@ class Transport:
                 if 200 <= reply.status < 300:
                     receipt.latency_ms = round((time.perf_counter() - started) * 1000, 3)
                     return self._decode(reply, scenario, receipt)
-                problem = f"HTTP {reply.status}: {excerpt(reply.body, self._secrets)}"
+                problem = self._status_problem(reply)
                 known = self._recognise(reply)
                 if known is not None:
                     problem = f"{problem} ({known[0]})"
@@ -313,6 +322,17 @@ class Transport:
         if self.observer is not None:
             self.observer.attempt_finished(reached=reached)
 
+    def _status_problem(self, reply: Reply) -> str:
+        """``HTTP <status>: <body excerpt>``; a redirect names its ``Location`` and the fix."""
+        problem = f"HTTP {reply.status}: {excerpt(reply.body, self._secrets)}"
+        if 300 <= reply.status < 400:
+            location = redact(reply.headers.get("location", "(no Location header)"), self._secrets)
+            problem = (f"HTTP {reply.status} redirect to {location[:200]} refused (eval-provider-"
+                       "redirect): provider calls never follow redirects, which would send the "
+                       "API key to another host. Fix: set the agent's endpoint.base_url (or the "
+                       "base URL variable) to the final URL")
+        return problem
+
     def _recognise(self, reply: Reply) -> tuple[str, bool] | None:
         if self._diagnose is None:
             return None
@@ -337,7 +357,7 @@ class Transport:
             else:
                 if 200 <= reply.status < 300:
                     return reply.body
-                problem = f"HTTP {reply.status}: {excerpt(reply.body, self._secrets)}"
+                problem = self._status_problem(reply)
                 if not is_retryable(reply.status):
                     hint = self._hints.get(reply.status, "")
                     raise self._error(scenario, problem + (f" ({hint})" if hint else ""), attempt)
@@ -351,14 +371,29 @@ class Transport:
 
     def _send(self, url: str, data: bytes | None, *, method: str = "POST",
               content_type: str = "application/json") -> Reply:
-        import urllib.error
-        import urllib.request
-        from http.client import HTTPException
+
+        from harness.providers.opener import Deadline, TimedRequest
 
         headers = {**self._headers, "Content-Type": content_type}
-        request = urllib.request.Request(url, data=data, headers=headers, method=method)
-        if self._opener is None:
-            self._opener = urllib.request.build_opener()
+        request = TimedRequest(url, data=data, headers=headers, method=method)
+        request.deadline = deadline = Deadline(self.timeout_s)
+        try:
+            return self._open(request)
+        except _Transient:
+            if deadline.expired:
+                raise _Transient(self._timed_out(), timeout=True) from None
+            raise
+        finally:
+            deadline.cancel()
+
+    def _open(self, request: urllib.request.Request) -> Reply:
+        import urllib.error
+        from http.client import HTTPException
+
+        from harness.providers.opener import provider_opener
+
+        if self._opener is None:  # never follows a redirect (the key would go along)
+            self._opener = provider_opener()
         try:
             with self._opener.open(request, timeout=self.timeout_s) as response:
                 return Reply(response.status, _read(response), _lower(response.headers))
@@ -383,7 +418,8 @@ class Transport:
                              f"{redact(str(error), self._secrets)}") from None
 
     def _timed_out(self) -> str:
-        return (f"no answer within {self.timeout_s:g}s (timeout; the provider may have generated "
+        return (f"no complete answer within {self.timeout_s:g}s (timeout_s bounds the whole "
+                "attempt; the provider may have generated "
                 "and billed an answer: counted as paid)")
 
     def _decode(self, reply: Reply, scenario: str, receipt: Receipt) -> Any:

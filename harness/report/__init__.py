@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness.errors import ConfigError
 from harness.report.model import RunView
+from harness.writing import named_write_errors, unwritable_reason
 
 #: Format -> file name used when no path is given (inside the run's results folder).
 DEFAULT_NAMES = {"md": "report.md", "json": "report.json", "junit": "junit.xml",
@@ -54,11 +55,17 @@ def parse_report_option(value: str) -> tuple[str, Path | None]:
                           f"{', '.join(FORMATS)}, optionally with :PATH")
     if sep and not path:
         raise ConfigError(f"--report {value}: give a path after the colon, or drop the colon")
+    unwritable = unwritable_reason(Path(path)) if path else None
+    if unwritable:  # refused before the run, not as a traceback after a green one
+        raise ConfigError(f"--report {value}: {path} {unwritable}. Fix: give a writable file path, "
+                          "or drop :PATH to write it into the run's results folder")
     return fmt, Path(path) if path else None
 
 
 def write_report(view: RunView, fmt: str, path: Path) -> Path:
     """Render and write one report file (parent folders are created)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(view, fmt), encoding="utf-8")
+    text = render(view, fmt)
+    with named_write_errors(path, f"{fmt} report"):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
     return path
