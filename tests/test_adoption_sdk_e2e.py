@@ -54,7 +54,7 @@ def _repository(root: Path) -> Path:
         """))
     (root / "tests").mkdir()
     (root / "tests/test_orders.py").write_text(
-        "from support_bot.openai_tools import lookup_order\n\n\n"
+        "from support_bot.anthropic_tools import lookup_order\n\n\n"
         "def test_unknown_orders_are_not_found():\n    assert lookup_order('Z-1')['status'] == 'not_found'\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
