@@ -79,11 +79,6 @@ def _transcript(request: JsonObject, output: AgentOutput | None) -> tuple[JsonOb
     turns = [dict(m) for m in messages]
     if output is not None:
         turns.extend(dict(m) for m in output.loop_messages)
-        if output.wire_tools is not None:  # an SDK agent: its model's tool calls, from the wire
-            turns.extend({"role": "assistant", "content": step.content,
-                          "tool_calls": [{"name": c.name, "arguments": c.arguments}
-                                         for c in step.tool_calls]}
-                         for step in output.steps if step.tool_calls)
         reply: JsonObject = {"role": "assistant", "content": output.response.content}
         if output.response.tool_calls:
             reply["tool_calls"] = [{"name": c.name, "arguments": c.arguments}
