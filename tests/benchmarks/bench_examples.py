@@ -109,6 +109,7 @@ def main() -> int:
     parser.add_argument("--profile", action="store_true", help="print the top functions and stop")
     parser.add_argument("--top", type=int, default=30)
     args = parser.parse_args()
+    measure.compile_trees([REPO, *args.against])
     with tempfile.TemporaryDirectory() as folder:
         project = example_project(Path(folder), REPO)
         trees = {"this tree": ""} | {f"against {t}": str(t.resolve()) for t in args.against}

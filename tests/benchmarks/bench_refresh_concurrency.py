@@ -153,6 +153,7 @@ def main() -> int:
     parser.add_argument("--against", type=Path, action="append", default=[],
                         help="another source tree of the harness to time beside this one (repeatable)")
     args = parser.parse_args()
+    measure.compile_trees([Path(__file__).resolve().parents[2], *args.against])
     n, small = args.scenarios, max(args.scenarios // 4, 1)
     trees = {"this tree": ""} | {t.name: str(t.resolve()) for t in args.against}
     print(f"{n} scenarios, server latency {args.latency * 1000:.0f} ms, {args.repeat} repetitions "

@@ -240,6 +240,7 @@ def main() -> int:
     args = parser.parse_args()
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
+    measure.compile_trees([BENCHMARKS.parents[1], *args.against])
     print(f"python {sys.version.split()[0]}, harness {__version__}; {measure.load()}; "
           f"{args.repeat} repetitions, interleaved (rotated, primed)\n", flush=True)
 
