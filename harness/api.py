@@ -103,7 +103,8 @@ class EvalSession:
         run_id = run_id or new_run_id(datetime.now(UTC))
         _check_recording_options(self.options)
         if self.options.batch:
-            wire_agents = sorted({s.agent for s in self.scenarios if self.dataset.agents[s.agent].entrypoint})
+            agents = self.dataset.agents
+            wire_agents = sorted({s.agent for s in self.scenarios if _calls_at_the_wire(agents[s.agent])})
             if wire_agents:
                 raise ConfigError(f"--batch: agent(s) {', '.join(wire_agents)} call their model through "
                                   "their own code (entrypoint), which a batch round cannot answer; "
@@ -151,7 +152,7 @@ class EvalSession:
         request = self.dataset.request_for(scenario)
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         wire = (self._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
-                if agent.entrypoint else None)
+                if agent.at_the_wire else None)
         with self._lock:  # a --batch run executes an iteration once per round: count it once
             first = (scenario.id, iteration) not in self._started
             self._started.add((scenario.id, iteration))
@@ -388,6 +389,19 @@ def run_iteration(
                            digest), output
 
 
+def _calls_at_the_wire(agent: Agent) -> bool:
+    """Whether the agent's own code calls its model (a command, or an entrypoint that takes just
+    the scenario); one that drives the harness's client is answered like a declared agent."""
+    if agent.command:
+        return True
+    if not agent.entrypoint:
+        return False
+    from harness.execution import load_entrypoint, takes_client
+
+    return not takes_client(load_entrypoint(agent.entrypoint, agent.directory.parent.parent,
+                                            agent.directory))
+
+
 def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:
     """The verdict the wire exchanges impose: the first cache failure, else a refused request."""
     if wire is None:
@@ -461,3 +475,44 @@ def _selection_record(options: RunOptions) -> dict[str, object]:
     return {"agents": list(s.agents), "tenants": list(s.tenants), "types": list(s.types),
             "scenarios": list(s.scenarios), "iterations": options.iterations,
             "mode": options.mode, "scripted": options.scripted}
+
+
+def serve_iteration(config: HarnessConfig, options: RunOptions, scenario_id: str, iteration: int, *,
+                    emit: Callable[[str], None], stop: threading.Event | None = None) -> int:
+    """``harness serve``: answer one scenario iteration's LLM API calls on a loopback endpoint
+    until interrupted (or ``stop`` is set); returns 1 when an exchange failed (a miss), else 0.
+
+    The endpoint answers under the same rules as a run (offline refusal with the miss
+    explanation, the record modes); nothing is written to eval-results.
+    """
+    from harness.wire.command import upstreams_of
+    from harness.wire.serve import ReplayEndpoint
+
+    session = EvalSession(config, options)
+    scenario = next((s for s in session.scenarios if s.id == scenario_id), None)
+    if scenario is None:
+        raise ConfigError(f"serve: no scenario {scenario_id} (give agent/tenant/name)")
+    if iteration < 0 or iteration >= session.iterations_of(scenario):
+        raise ConfigError(f"serve: {scenario_id} has iterations 0 to {session.iterations_of(scenario) - 1}")
+    agent = session.dataset.agents[scenario.agent]
+    client = session._clients.for_agent(agent).bind(scenario.id, iteration)
+    wire = session._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+    stop = stop or threading.Event()
+    with ReplayEndpoint(lambda: wire, upstreams=upstreams_of(agent)) as endpoint:
+        for name, value in endpoint.base_urls.items():
+            emit(f"{name}={value}")
+        emit(f"serving {scenario_id} iteration {iteration} ({options.mode}) on 127.0.0.1:{endpoint.port}; "
+             "Ctrl-C stops")
+        try:
+            while not stop.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            pass
+    session.update_stamp()
+    emit(f"{len(wire.exchanges)} exchange(s) answered, {len(wire.failures)} failed, "
+         f"{len(wire.errors)} refused")
+    for failure in wire.failures:
+        emit(str(failure))
+    for error in wire.errors:
+        emit(error)
+    return 1 if wire.failures or wire.errors else 0

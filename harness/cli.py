@@ -10,6 +10,7 @@ dataset error. ``report`` and ``compare`` read eval-results/ only.
 from __future__ import annotations
 
 import argparse
+import glob
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -97,6 +98,18 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--force", action="store_true",
                        help="prune even while a selected scenario does not replay (its own entries "
                        "are kept anyway)")
+    serve = commands.add_parser("serve", help="a loopback OpenAI- and Anthropic-compatible endpoint "
+                                "answering one scenario iteration from the cache (for an agent in any "
+                                "language: point OPENAI_BASE_URL / ANTHROPIC_BASE_URL at it)")
+    serve.add_argument("scenario_id", metavar="SCENARIO", help="the scenario id, agent/tenant/name")
+    serve.add_argument("--iteration", type=int, default=0, help="the iteration to answer (default 0)")
+    serving = serve.add_mutually_exclusive_group()
+    serving.add_argument("--record-missing", action="store_true",
+                         help="record what the cache lacks against the real provider (paid)")
+    serving.add_argument("--refresh-cache", action="store_true",
+                         help="re-record every exchange against the real provider (paid)")
+    serve.add_argument("--scripted", action="store_true",
+                       help="with a recording mode: answer from the agent's script (free)")
     docs = commands.add_parser("docs", help="print the documentation of this installed version "
                                "(the pages error messages point to)")
     docs.add_argument("topic", nargs="?", default=None,
@@ -171,7 +184,25 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _compare(args)
     if args.command == "docs":
         return _docs(args)
+    if args.command == "serve":
+        return _serve(args)
     return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from harness.api import Mode, RunOptions, serve_iteration
+    from harness.datasets import Selection
+    from harness.errors import ConfigError
+    from harness.project import load_project
+
+    if args.scripted and not (args.refresh_cache or args.record_missing):
+        raise ConfigError("--scripted only applies with --refresh-cache or --record-missing")
+    mode: Mode = ("refresh" if args.refresh_cache
+                  else "record-missing" if args.record_missing else "offline")
+    options = RunOptions(selection=Selection(scenarios=(glob.escape(args.scenario_id),)), mode=mode,
+                         scripted=args.scripted)
+    return serve_iteration(load_project(args.project), options, args.scenario_id, args.iteration,
+                           emit=lambda line: print(line, flush=True))
 
 
 def _run(args: argparse.Namespace) -> int:

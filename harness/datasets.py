@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import shutil
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -235,13 +236,19 @@ class _Loader:
                                         data.get("tools") or [], file, "agent")
         self.problems.extend(problems)
         entrypoint = data.get("entrypoint", "")
-        if not entrypoint:  # a declared agent is its prompt, provider and model
+        command = tuple(data.get("command") or ())
+        if entrypoint and command:
+            self.problems.append(Problem(file, "command", "is given together with entrypoint",
+                                         "keep one: entrypoint (Python) or command (any language)"))
+        if command:
+            self._check_command(file, agent_dir, command)
+        if not entrypoint and not command:  # a declared agent is its prompt, provider and model
             for needed in ("provider", "model", "system_prompt"):
                 if needed not in data:
                     self.problems.append(Problem(
                         file, needed, "is required for a declared agent",
-                        f"add {needed}, or give an entrypoint (a Python agent needs none of "
-                        "provider, model and system_prompt)"))
+                        f"add {needed}, or give an entrypoint or a command (an agent whose own "
+                        "code calls its model needs none of provider, model and system_prompt)"))
             if any(needed not in data for needed in ("provider", "model", "system_prompt")):
                 return None
         prompt_file: Path | None = None
@@ -279,19 +286,31 @@ class _Loader:
             decision_path=data.get("decision_path", "decision"),
             max_tool_rounds=data.get("max_tool_rounds", 4),
             entrypoint=self._entrypoint(file, entrypoint),
+            command=command,
+            command_timeout_s=float(data.get("command_timeout_s", 300.0)),
             tool_schema=data.get("tool_schema", True),
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:
-        """Check that a Python agent's ``module:function`` imports (from the project root)."""
+        """Check that a Python agent's entrypoint imports (a module from the project root, or a file
+        beside agent.yaml); whatever its module raises on import is a named problem."""
         if entrypoint:
             try:
-                load_entrypoint(entrypoint, self.config.root)
-            except (ImportError, AttributeError, ValueError) as exc:
+                load_entrypoint(entrypoint, self.config.root, file.parent)
+            except Exception as exc:  # noqa: BLE001 - the agent's own module may raise anything
                 self.problems.append(Problem(
-                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({exc})",
-                    "give module:function importable from the project root"))
+                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({type(exc).__name__}: {exc})",
+                    "give module:function importable from the project root, or file.py:function "
+                    "beside agent.yaml"))
         return entrypoint
+
+    def _check_command(self, file: Path, agent_dir: Path, command: tuple[str, ...]) -> None:
+        """The program of a command agent must exist: on PATH, or as a file in the agent folder."""
+        program = command[0]
+        if shutil.which(program) is None and not (agent_dir / program).is_file():
+            self.problems.append(Problem(file, "command[0]", f"'{program}' is neither on PATH nor a "
+                                         "file in the agent folder",
+                                         "install it, or give its path relative to agent.yaml"))
 
     def _inside(self, file: Path, field: str, path: Path) -> Path | None:
         """``path`` if it stays inside the project root; absolute or escaping paths are refused."""

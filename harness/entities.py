@@ -71,6 +71,14 @@ class Agent:
     """``module:function`` of a Python agent that drives the chat client itself (empty: declared)."""
     tool_schema: bool = True
     """Check every tool call against the declared tool parameters (the ``tool_schema`` assertion)."""
+    command: tuple[str, ...] = ()
+    """An agent in any language, run as a subprocess against a loopback replay endpoint."""
+    command_timeout_s: float = 300.0
+
+    @property
+    def at_the_wire(self) -> bool:
+        """Whether the agent's own code calls its model (its exchanges are cached at the wire)."""
+        return bool(self.entrypoint or self.command)
 
 
 @dataclass(frozen=True, slots=True)

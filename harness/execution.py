@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import importlib.util
 import inspect
 import json
 import sys
@@ -38,20 +39,43 @@ _NO_RESULT = object()
 PythonAgent = Callable[..., Any]
 
 
-def load_entrypoint(entrypoint: str, root: Path) -> PythonAgent:
-    """Import ``module:function`` with the project root first on ``sys.path``."""
+def load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None = None) -> PythonAgent:
+    """Import ``module:function`` (the project root first on ``sys.path``) or ``file.py:function``
+    (a file beside agent.yaml, so an agent's code can live in its dataset folder)."""
     module_name, _, function = entrypoint.partition(":")
     if not function:
-        raise ValueError("expected module:function")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+        raise ValueError("expected module:function or file.py:function")
     from harness.wire.placeholder import install_placeholders
 
     install_placeholders()  # an SDK client built at import time constructs with no real key
-    target = getattr(importlib.import_module(module_name), function)
+    if module_name.endswith(".py"):
+        module = _module_from_file((agent_dir or root) / module_name)
+    else:
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        module = importlib.import_module(module_name)
+    target = getattr(module, function)
     if not callable(target):
         raise ValueError(f"{entrypoint} is not callable")
     return cast(PythonAgent, target)
+
+
+def _module_from_file(path: Path) -> Any:
+    """The module of an agent file, imported once per process under a name derived from its path."""
+    name = "harness_agent_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"{path} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
 
 
 def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: Scenario,
@@ -66,9 +90,15 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
     the cache (:mod:`harness.wire`). Either way every call is keyed and cached, and
     the tool calls of the wire exchanges are the agent's tool calls.
     """
+    if agent.command and wire is not None:
+        from harness.wire.command import run_command_agent
+
+        view = scenario_input(agent, scenario, iteration, request, tenant_params or {})
+        text = run_command_agent(agent, view, wire)
+        return _with_exchanges(parse_output(agent, answer_response(text)), wire)
     if not agent.entrypoint:
         return run_declared_agent(agent, request, client, scenario)
-    function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent)
+    function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent, agent.directory)
     with _bound(wire):
         if takes_client(function):
             answer: Any = function(client, request, scenario)
@@ -77,10 +107,24 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
             answer = call_agent(cast(Callable[[ScenarioInput], Any], function), view)
     output = parse_output(agent, answer_response(answer), answer)
     if wire is not None and (wire.exchanges or not takes_client(function)):
-        tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
-        output = replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
-                         wire_tools=tuple(tools.values()))
+        output = _with_exchanges(output, wire)
     return output
+
+
+def _with_exchanges(output: AgentOutput, wire: WireBinding) -> AgentOutput:
+    """The agent's tool calls and declared tools, from its wire exchanges."""
+    tools = {tool["name"]: tool for exchange in wire.exchanges for tool in exchange.tools}
+    turns = tuple(_turn(exchange.api, exchange.response) for exchange in wire.exchanges)
+    return replace(output, steps=tuple(exchange.response for exchange in wire.exchanges),
+                   wire_tools=tuple(tools.values()), loop_messages=turns)
+
+
+def _turn(api: str, response: ChatResponse) -> JsonObject:
+    """One model answer of a wire exchange, as the transcript of reports shows it."""
+    turn: JsonObject = {"role": "assistant", "api": api, "content": response.content}
+    if response.tool_calls:
+        turn["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]
+    return turn
 
 
 def takes_client(function: Callable[..., Any]) -> bool:

@@ -24,6 +24,7 @@ from harness.errors import CacheError
 from harness.key import compute_key
 from harness.rerecord import Rerecord
 from harness.scoring import score_iteration
+from harness.wire.binding import WireRecorder
 
 
 @dataclass(frozen=True)
@@ -82,9 +83,16 @@ def replay_reads(config: HarnessConfig, dataset: Dataset, selection: Selection,
         request = dataset.request_for(scenario)
         for iteration in range(scenario.iterations):
             client = _ReadingClient(caching, scenario.id, iteration)
+            wire = None
+            if agent.at_the_wire:  # its SDK calls read the cache too, and never leave the machine
+                assert isinstance(caching.inner, OfflineClient)
+                wire = WireRecorder("offline", store, refresh=False, clock=lambda: now,
+                                    offline=caching.inner, rerecord=Rerecord.of(agent)).bind(
+                    scenario.id, iteration, client.calls)
             failure = message = ""
             try:
-                result, output = run_iteration(agent, scenario, iteration, request, client, "")
+                result, output = run_iteration(agent, scenario, iteration, request, client, "", wire,
+                                               dataset.tenant_params(scenario))
                 if result.status in REPLAY_FAILURES:
                     failure, message = result.status, result.message
                 else:

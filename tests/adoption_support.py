@@ -21,7 +21,7 @@ from conftest import REPO_ROOT
 
 #: What the wheelhouse holds besides the harness and its dependencies: a build backend for
 #: the adopter's own project and the test runner of its unit tests.
-EXTRA_WHEELS = ("setuptools>=77", "wheel", "pytest")
+EXTRA_WHEELS = ("setuptools>=77", "wheel", "pytest", "openai", "anthropic")
 _SOURCE = ("pyproject.toml", "setup.py", "README.md", "harness", "docs")
 #: A proxy nobody listens on: any network attempt fails fast and visibly.
 _DEAD_PROXY = "http://127.0.0.1:9"

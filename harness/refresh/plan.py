@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from harness.cache.store import CacheStore
+from harness.cache.store import CacheStore, utc_now
 from harness.clients.caching import CachingClient
 from harness.datasets import Dataset
 from harness.entities import ChatCall, ChatResponse, JsonObject, Scenario
@@ -38,6 +38,7 @@ from harness.errors import CacheMiss, ConfigError, HarnessError
 from harness.execution import run_agent
 from harness.judges import evaluate_judges
 from harness.key import canonical_json
+from harness.wire.binding import WireRecorder
 
 #: Characters per token of the estimate.
 CHARS_PER_TOKEN = 4
@@ -187,15 +188,23 @@ def make_plan(dataset: Dataset, store: CacheStore, pairs: Sequence[tuple[Scenari
         request = dataset.request_for(scenario)
         counter = _Counter(agent.provider, agent.model)
         client = CachingClient(counter, store, refresh=mode == "refresh").bind(scenario.id, iteration)
+        wire = (WireRecorder("plan", store, refresh=mode == "refresh", clock=utc_now).bind(
+            scenario.id, iteration, client.calls) if agent.at_the_wire else None)
         missed = False
         try:
-            output = run_agent(agent, request, client, scenario)
+            output = run_agent(agent, request, client, scenario, wire, iteration=iteration,
+                               tenant_params=dataset.tenant_params(scenario))
         except _WouldCall:
             missed = True
         except HarnessError:
             pass  # expired, corrupt: the run reports it, it calls nothing
+        except Exception:  # noqa: BLE001 - an SDK agent raises on the planner's refusal
+            missed = wire is not None and bool(wire.would_call)
         else:
             evaluate_judges(scenario, request, output, client)  # counts the judges' misses
+        if wire is not None and wire.would_call:  # an SDK agent's first wire call that would be paid
+            missed = True
+            counter.calls.append(wire.would_call[0])
         for call in counter.calls:
             _count(plan, call.model, call.request)
         plan.judge_calls += sum(1 for c in counter.calls if c.purpose)

@@ -49,8 +49,9 @@ from harness.wire.canonical import WireRefused, canonical_request, declared_tool
 from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of, stored_headers
 from harness.wire.placeholder import with_real_key
 
-#: How a run answers wire requests (see the module docstring).
-WireMode = Literal["offline", "scripted", "paid"]
+#: How a run answers wire requests (see the module docstring); ``plan`` counts the requests a
+#: recording would pay for and answers none of them (:mod:`harness.refresh.plan`).
+WireMode = Literal["offline", "scripted", "paid", "plan"]
 #: Resolves the real API key of a provider family when a paid recording forwards a request.
 KeyResolver = Callable[[str], str]
 
@@ -121,6 +122,8 @@ class WireBinding:
         """Misses, expired and corrupt entries: the iteration's verdict, whatever the agent did."""
         self.errors: list[str] = []
         """Requests refused (not keyable, network offline) and paid calls that failed."""
+        self.would_call: list[ChatCall] = []
+        """Requests a recording would pay for (``plan`` mode only)."""
         self._repeats: dict[str, int] = {}
         self._response_ids: dict[str, int] = {}
         self._lock = threading.Lock()
@@ -163,6 +166,8 @@ class WireBinding:
                 if recorder.mode == "offline":
                     return self._missed(api, call, key, started, absent.reason)
             except CacheError as error:  # present but unusable: only a refresh replaces it
+                if recorder.mode == "plan":  # the run reports it; it calls nothing
+                    return _error_answer(api, str(error).splitlines()[0])
                 failure = error.with_hint(recorder.rerecord.command(self.scenario_id))
                 return self._failed(api, call, key, started, failure)
             else:
@@ -176,6 +181,10 @@ class WireBinding:
                     key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
                     provenance=entry.provenance))
                 return entry.wire
+        if recorder.mode == "plan":
+            with self._lock:
+                self.would_call.append(call)
+            return _error_answer(api, "planning a recording run: nothing is called")
         if recorder.mode == "scripted":
             return self._scripted(api, call, base, key, started, request)
         if recorder.mode == "offline":  # refresh is never offline; kept for the type checker

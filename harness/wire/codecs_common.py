@@ -104,8 +104,8 @@ def api_error(data: Any) -> str | None:
         return None
     error = data.get("error")
     if data.get("type") == "error" or isinstance(error, (dict, str)):
-        detail = error if isinstance(error, dict) else {"message": error}
-        kind = detail.get("type") or detail.get("code") or "error"
+        detail = error if isinstance(error, dict) else {"message": error} if isinstance(error, str) else data
+        kind = detail.get("code") or detail.get("type") or "error"
         message = detail.get("message") or "no message"
         return f"the provider answered with an error ({str(kind):.60}: {str(message):.200})"
     return None
