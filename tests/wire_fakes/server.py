@@ -230,7 +230,7 @@ class WireFake:
         except ValueError:
             body = None
         try:
-            reply = self._answer(handler.command, family, api, headers, body, raw)
+            reply = self._answer(handler.command, family, api, headers, body)
         except WireError as error:
             reply = error.reply()
         id_header = "request-id" if family == "anthropic" else "x-request-id"
@@ -241,7 +241,7 @@ class WireFake:
         _write(handler, reply)
 
     def _answer(self, method: str, family: str, api: str | None, headers: dict[str, str],
-                body: Any, raw: bytes) -> Reply:
+                body: Any) -> Reply:
         if api is None:
             raise openai_error(404, "Invalid URL (the wire fake serves /v1/chat/completions, /v1/responses, "
                                     "/v1/embeddings and /v1/messages)", code="unknown_url")
