@@ -467,8 +467,11 @@ def _calls_at_the_wire(agent: Agent) -> bool:
         return False
     from harness.execution import load_entrypoint, takes_client
 
-    return not takes_client(load_entrypoint(agent.entrypoint, agent.directory.parent.parent,
-                                            agent.directory))
+    try:
+        function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent, agent.directory)
+    except Exception:  # noqa: BLE001 - its run reports it, as an error verdict per iteration
+        return False
+    return not takes_client(function)
 
 
 def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:

@@ -27,7 +27,7 @@ from harness.counterexamples import counterexample_problems
 from harness.discovery import list_folder
 from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
-from harness.execution import load_entrypoint
+from harness.execution import find_entrypoint
 from harness.judges import resolve_judges
 from harness.links import symlink_problems, through_link
 from harness.manual import see
@@ -303,14 +303,15 @@ class _Loader:
         )
 
     def _entrypoint(self, file: Path, entrypoint: str) -> str:
-        """Check that a Python agent's entrypoint imports (a module from the project root, or a file
-        beside agent.yaml); whatever its module raises on import is a named problem."""
+        """Check that a Python agent's entrypoint can be found (a module from the project root, or
+        a file beside agent.yaml) without importing it: an SDK agent's module imports its SDK
+        (seconds), which only a run of that agent should pay. What the module raises when it is
+        imported is that agent's ``error`` verdict, with its traceback."""
         if entrypoint:
-            try:
-                load_entrypoint(entrypoint, self.config.root, file.parent)
-            except Exception as exc:  # noqa: BLE001 - the agent's own module may raise anything
+            problem = find_entrypoint(entrypoint, self.config.root, file.parent)
+            if problem is not None:
                 self.problems.append(Problem(
-                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({type(exc).__name__}: {exc})",
+                    file, "entrypoint", f"'{entrypoint}' cannot be loaded ({problem})",
                     "give module:function importable from the project root, or file.py:function "
                     "beside agent.yaml"))
         return entrypoint

@@ -60,6 +60,24 @@ def load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None = None) 
     return cast(PythonAgent, target)
 
 
+def find_entrypoint(entrypoint: str, root: Path, agent_dir: Path) -> str | None:
+    """Why ``entrypoint`` cannot be loaded (None: its module or file exists), without importing it."""
+    module_name, _, function = entrypoint.partition(":")
+    if not function:
+        return "expected module:function or file.py:function"
+    if module_name.endswith(".py"):
+        return None if (agent_dir / module_name).is_file() else f"no file {module_name} beside agent.yaml"
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a parent package's own code raised on import
+        return f"{type(exc).__name__}: {exc}"
+    return None if found is not None else f"No module named {module_name!r}"
+
+
 def _module_from_file(path: Path) -> Any:
     """The module of an agent file, imported once per process under a name derived from its path."""
     name = "harness_agent_" + "".join(c if c.isalnum() else "_" for c in str(path.resolve()))
