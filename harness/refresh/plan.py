@@ -268,13 +268,18 @@ def make_plan(dataset: Dataset, store: CacheStore, pairs: Sequence[tuple[Scenari
         parent = CachingClient(_Counter(agent.provider, agent.model), store,
                                refresh=mode == "refresh")
         client = _PlanClient(parent, scenario.id, iteration, script=scripts[agent.name], now=moment)
-        wire = (WireRecorder("plan", store, refresh=mode == "refresh", clock=lambda: moment).bind(
-            scenario.id, iteration, client.calls) if agent.at_the_wire else None)
+        script = scripts[agent.name]
+        wire = (WireRecorder("plan", store, refresh=mode == "refresh", clock=lambda: moment,
+                             script=script).bind(scenario.id, iteration, client.calls)
+                if agent.at_the_wire else None)
         missed = _replay(agent, scenario, request, client, wire, iteration,
                          dataset.tenant_params(scenario))
-        if wire is not None and wire.would_call:  # an SDK agent's first wire call that would be paid
-            missed = True
-            client.would_call.append(wire.would_call[0])
+        if wire is not None and wire.would_call:
+            if script is None:  # paid: only the first wire call is known ahead
+                missed = True
+                client.would_call.append(wire.would_call[0])
+            else:  # scripted: the script answers every call, so each is counted exactly
+                client.would_call.extend(wire.would_call)
         for call in client.would_call:
             _count(plan, call.model, call.request)
         plan.judge_calls += sum(1 for c in client.would_call if c.purpose.startswith("judge:"))

@@ -184,7 +184,9 @@ class WireBinding:
         if recorder.mode == "plan":
             with self._lock:
                 self.would_call.append(call)
-            return _error_answer(api, "planning a recording run: nothing is called")
+            if recorder.script is None:  # a paid call: what the provider answers is not known yet
+                return _error_answer(api, "planning a recording run: nothing is called")
+            return self._scripted(api, call, base, key, started, request, write=False)
         if recorder.mode == "scripted":
             return self._scripted(api, call, base, key, started, request)
         if recorder.mode == "offline":  # refresh is never offline; kept for the type checker
@@ -232,22 +234,41 @@ class WireBinding:
     # -- helpers ----------------------------------------------------------------------------
 
     def _scripted(self, api: str, call: ChatCall, base: str, key: str, started: float,
-                  request: WireRequest) -> WireAnswer:
-        from harness.wire.codecs import encode_answer
+                  request: WireRequest, *, write: bool = True) -> WireAnswer:
+        """The script's answer in the API's wire format; written (and counted as scripted)
+        unless a plan only needs to know what comes next (``write=False``)."""
+        from harness.wire.codecs import decode_answer, encode_answer
 
         script = self.recorder.script
+        ledger = self.recorder.ledger if write else None
         assert script is not None
         body = json.loads(request.body.decode("utf-8"))
+        if ledger is not None:
+            ledger.call_started()
         try:
             response = script.complete(call)
         except HarnessError as exc:
+            if ledger is not None:
+                ledger.call_ended(None)
             with self._lock:
                 self.errors.append(str(exc))
             return _error_answer(api, str(exc))
         encoded = encode_answer(api, response, request=body, seed=key)
         answer = WireAnswer(encoded.status, tuple(sorted(
             (k.lower(), v) for k, v in encoded.headers.items())), encoded.body)
+        if not write:
+            with self._lock:
+                self._repeats[base] = self._repeats.get(base, 0) + 1
+                decoded_plan = decode_answer(api, answer.body, content_type=answer.content_type)
+                self.exchanges.append(Exchange(api, key, decoded_plan, tuple(declared_tools(call.request)),
+                                               call.request))
+                if api == RESPONSES and (rid := _response_id(answer)):
+                    self._response_ids[rid] = len(self.exchanges) - 1
+            return answer
         decoded = self._write(api, call, key, stored_answer(answer), "scripted", started)
+        if ledger is not None:
+            ledger.call_ended("scripted", input_tokens=decoded.usage.input_tokens,
+                              output_tokens=decoded.usage.output_tokens)
         pending = Pending(api, call, key, request, started)
         return self._read_back(pending, decoded, "scripted", base=base)
 
