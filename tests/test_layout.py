@@ -19,7 +19,7 @@ def _quick_start() -> list[str]:
 
 def test_readme_quick_start_is_exactly_two_commands() -> None:
     commands = _quick_start()
-    assert commands == ["pip install -e . && python -m harness run",
+    assert commands == ['pip install -e ".[examples]" && python -m harness run',
                         'pip install -e ".[test]" && python -m pytest']
 
 
