@@ -71,6 +71,9 @@ class TimedRequest(urllib.request.Request):
 
 
 class _DeadlineHTTPConnection(http.client.HTTPConnection):
+    """A connection that arms its attempt's deadline on the socket once connected (the HTTPS
+    one below inherits this through :class:`http.client.HTTPSConnection`'s own ``connect``)."""
+
     def __init__(self, *args: Any, deadline: Deadline | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._deadline = deadline
@@ -81,15 +84,8 @@ class _DeadlineHTTPConnection(http.client.HTTPConnection):
             self._deadline.arm(self.sock)
 
 
-class _DeadlineHTTPSConnection(http.client.HTTPSConnection):
-    def __init__(self, *args: Any, deadline: Deadline | None = None, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._deadline = deadline
-
-    def connect(self) -> None:
-        super().connect()
-        if self._deadline is not None and self.sock is not None:
-            self._deadline.arm(self.sock)
+class _DeadlineHTTPSConnection(_DeadlineHTTPConnection, http.client.HTTPSConnection):
+    pass
 
 
 class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
