@@ -441,6 +441,8 @@ def run_iteration(
     try:
         output = run_agent(agent, request, client, scenario, wire, iteration=iteration,
                            tenant_params=tenant_params)
+        if wire is not None and wire.fatal is not None:
+            raise wire.fatal
     except CacheError as exc:
         return failed(exc.status, str(exc))
     except WriteFailed:
@@ -448,6 +450,8 @@ def run_iteration(
     except HarnessError as exc:
         return failed(*_wire_failure(wire) or ("error", str(exc)))
     except Exception as exc:  # the agent's own code raised: a verdict, never a crash of the run
+        if wire is not None and wire.fatal is not None:
+            raise wire.fatal from None
         return failed(*_wire_failure(wire) or ("error", agent_error(agent, exc)))
     if (found := _wire_failure(wire)) is not None:
         return failed(*found)

@@ -107,7 +107,8 @@ class ClientFactory:
                     offline=inner if isinstance(inner, OfflineClient) else None,
                     script=inner if isinstance(inner, ScriptedClient) else None,
                     resolve_key=self._wire_key if mode == "paid" else None,
-                    ledger=caching.ledger, rerecord=caching.rerecord)
+                    ledger=caching.ledger, rerecord=caching.rerecord,
+                    journal=self._journal_of() if mode == "paid" else None)
                 self._wire[agent.name] = recorder
             return recorder
 
@@ -127,6 +128,8 @@ class ClientFactory:
             if complete:
                 for client in self._clients.values():
                     self._journal.forget(client.journaled)
+                for recorder in self._wire.values():
+                    self._journal.forget(recorder.journaled)
             self._journal.close()
             self._journal = None
         for limiter in self._limiters.values():

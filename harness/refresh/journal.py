@@ -22,6 +22,8 @@ request header, key or URL is ever journaled.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import os
 import secrets
 import socket
@@ -39,6 +41,7 @@ from harness.cache.store import format_time, response_from_json, response_to_jso
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import ProviderError
 from harness.refresh.jsondisk import ForeignRow, open_state, state_error
+from harness.wire.exchange import APIS, WireAnswer
 
 #: How long an answer of an unfinished refresh is kept for the re-run (a week).
 JOURNAL_TTL_S = 7 * 24 * 3600
@@ -50,6 +53,16 @@ Obtained = Literal["paid", "batch"]
 #: What deleting the journal folder costs, for the fix in its error messages.
 CONSEQUENCE = ("it only holds answers of unfinished runs and the ids of pending batches: "
                "those calls are paid again by the next recording run")
+
+
+@dataclass(frozen=True)
+class JournaledWire:
+    """A wire answer found in the journal (an SDK agent's exchange), and whether this run paid for it."""
+
+    api: str
+    answer: WireAnswer
+    obtained: Obtained
+    this_run: bool
 
 
 @dataclass(frozen=True)
@@ -123,6 +136,43 @@ class Journal:
                  "response": response_to_json(response)}
         with self._guard():
             self._cache.set(f"answer:{key}", value, expire=self._ttl_s, retry=True)
+
+    def put_wire(self, key: str, call: ChatCall, api: str, answer: WireAnswer, *,
+                 obtained: Obtained = "paid", run: str | None = None) -> None:
+        """Journal a paid wire answer exactly (status, stored headers, body bytes as base64).
+
+        Same rules as :meth:`put`; the body is kept byte for byte so the entry
+        materialised from it is the one a synchronous recording writes.
+        """
+        value = {"run": self.run if run is None else run, "obtained": obtained, "scenario": call.scenario_id,
+                 "iteration": call.iteration, "provider": call.provider, "model": call.model,
+                 "purpose": call.purpose, "journaled": format_time(utc_now()),
+                 "wire": {"api": api, "status": answer.status, "headers": dict(answer.headers),
+                          "body": base64.b64encode(answer.body).decode("ascii")}}
+        with self._guard():
+            self._cache.set(f"answer:{key}", value, expire=self._ttl_s, retry=True)
+
+    def lookup_wire(self, key: str) -> JournaledWire | None:
+        """The journaled wire answer of ``key`` this run may reuse (its own, or any with ``resume``)."""
+        with self._guard():
+            raw = self._cache.get(f"answer:{key}", retry=True)
+        if not isinstance(raw, dict) or not isinstance(wire := raw.get("wire"), dict):
+            return None
+        this_run = raw.get("run") == self.run and bool(self.run)
+        if not (this_run or self.resume):
+            return None
+        headers = wire.get("headers")
+        if wire.get("api") not in APIS or not isinstance(wire.get("status"), int) \
+                or not isinstance(headers, dict):
+            return None
+        try:
+            body = base64.b64decode(str(wire.get("body", "")), validate=True)
+        except (binascii.Error, ValueError):
+            return None
+        answer = WireAnswer(int(wire["status"]), tuple(sorted((str(k), str(v)) for k, v in headers.items())),
+                            body)
+        obtained: Obtained = "batch" if raw.get("obtained") == "batch" else "paid"
+        return JournaledWire(str(wire["api"]), answer, obtained, this_run)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop answers that a finished run has materialised."""

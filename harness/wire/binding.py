@@ -31,9 +31,10 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, EntryAbsent
@@ -41,13 +42,16 @@ from harness.clients.caching import CallRecord
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
-from harness.errors import CacheError, CacheMiss, HarnessError
+from harness.errors import CacheError, CacheMiss, HarnessError, WriteFailed
 from harness.key import compute_key
 from harness.refresh.ledger import Ledger
 from harness.rerecord import Rerecord
 from harness.wire.canonical import WireRefused, canonical_request, declared_tools
 from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of, stored_headers
 from harness.wire.placeholder import with_real_key
+
+if TYPE_CHECKING:
+    from harness.refresh.journal import Journal
 
 #: How a run answers wire requests (see the module docstring); ``plan`` counts the requests a
 #: recording would pay for and answers none of them (:mod:`harness.refresh.plan`).
@@ -100,7 +104,12 @@ class WireRecorder:
     resolve_key: KeyResolver | None = None
     ledger: Ledger | None = None
     rerecord: Rerecord = field(default_factory=Rerecord)
+    journal: Journal | None = None
+    """Paid recording: every answer is journaled before its entry is written; a re-run (``--resume``)
+    materialises answers an earlier run paid for instead of paying again."""
     written: int = 0
+    journaled: list[str] = field(default_factory=list)
+    """Keys materialised through the journal (forgotten when the whole run succeeds)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def bind(self, scenario_id: str, iteration: int, calls: list[CallRecord]) -> WireBinding:
@@ -122,10 +131,14 @@ class WireBinding:
         """Misses, expired and corrupt entries: the iteration's verdict, whatever the agent did."""
         self.errors: list[str] = []
         """Requests refused (not keyable, network offline) and paid calls that failed."""
+        self.fatal: WriteFailed | None = None
+        """A cache write that failed (full or read-only disk): the run stops, naming it."""
         self.would_call: list[ChatCall] = []
         """Requests a recording would pay for (``plan`` mode only)."""
         self._repeats: dict[str, int] = {}
         self._response_ids: dict[str, int] = {}
+        self._claims: dict[str, AbstractContextManager[None]] = {}
+        """Journal claims held from a paid request's send until its answer is stored."""
         self._lock = threading.Lock()
 
     # -- non-LLM requests -------------------------------------------------------------------
@@ -192,9 +205,19 @@ class WireBinding:
         if recorder.mode == "offline":  # refresh is never offline; kept for the type checker
             return self._missed(api, call, key, started, "offline")
         assert recorder.resolve_key is not None
+        if recorder.journal is not None:
+            self._claim(recorder.journal, key)
+            try:
+                earlier = self._from_journal(recorder.journal, api, call, base, key, started)
+            except BaseException:
+                self._release(key)
+                raise
+            if earlier is not None:
+                return earlier
         try:
             outgoing = with_real_key(request, call.provider, recorder.resolve_key)
         except HarnessError as exc:
+            self._release(key)
             with self._lock:
                 self.errors.append(str(exc))
             return _error_answer(api, str(exc))
@@ -206,6 +229,7 @@ class WireBinding:
         """Store a paid answer (2xx only) and return it read back from its entry."""
         recorder = self.recorder
         if not answer.ok:
+            self._release(pending.key)
             if recorder.ledger is not None:
                 recorder.ledger.call_ended(None)
             with self._lock:
@@ -215,14 +239,23 @@ class WireBinding:
                     obtained="paid", attempts=1, failed=True))
             return answer
         stored = WireAnswer(answer.status, stored_headers(answer.headers), answer.body)
-        response = self._write(pending.api, pending.call, pending.key, stored, "paid", pending.started)
+        try:
+            if recorder.journal is not None:  # on disk before the entry: a kill loses nothing paid
+                recorder.journal.put_wire(pending.key, pending.call, pending.api, stored)
+            response = self._write(pending.api, pending.call, pending.key, stored, "paid", pending.started)
+            if recorder.journal is not None:
+                with recorder._lock:
+                    recorder.journaled.append(pending.key)
+        finally:
+            self._release(pending.key)
         if recorder.ledger is not None:
             recorder.ledger.call_ended("paid", input_tokens=response.usage.input_tokens,
                                        output_tokens=response.usage.output_tokens)
-        return self._read_back(pending, response, "paid")
+        return self._read_back(pending.api, pending.call, pending.key, pending.started, response, "paid")
 
     def failed_send(self, pending: Pending, problem: str) -> None:
         """A paid send that raised (connection refused, timeout): counted, never stored."""
+        self._release(pending.key)
         if self.recorder.ledger is not None:
             self.recorder.ledger.call_ended(None)
         with self._lock:
@@ -230,6 +263,67 @@ class WireBinding:
                 pending.key, False, _ms(pending.started),
                 entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
                 obtained="paid", attempts=1, failed=True))
+
+    def internal_error(self, api: str, exc: Exception) -> WireAnswer:
+        """A fault of the harness while answering a request: the iteration's error, with its type
+        (a failed cache write stops the run, as everywhere: :attr:`fatal`)."""
+        if isinstance(exc, WriteFailed):
+            self.fatal = exc
+        reason = f"the harness failed answering a {api} request: {type(exc).__name__}: {exc}"
+        with self._lock:
+            self.errors.append(reason)
+        return _error_answer(api, reason)
+
+    # -- the journal (paid recording) -------------------------------------------------------
+
+    def _claim(self, journal: Journal, key: str) -> None:
+        """Hold ``key`` across processes until its answer is stored (two processes never pay twice)."""
+        claim = journal.claim(key)
+        claim.__enter__()
+        with self._lock:
+            self._claims[key] = claim
+
+    def _release(self, key: str) -> None:
+        with self._lock:
+            claim = self._claims.pop(key, None)
+        if claim is not None:
+            claim.__exit__(None, None, None)
+
+    def _from_journal(self, journal: Journal, api: str, call: ChatCall, base: str, key: str,
+                      started: float) -> WireAnswer | None:
+        """Under the claim: an entry another process wrote meanwhile, or an answer this run (or,
+        resumed, an earlier one) paid for, materialised now; None when it must be paid for."""
+        recorder = self.recorder
+        if not recorder.refresh:
+            try:
+                entry = recorder.store.read(call, key, recorder.clock())
+            except (EntryAbsent, CacheError):
+                pass
+            else:
+                self._release(key)
+                if entry.wire is not None:
+                    if recorder.ledger is not None:
+                        recorder.ledger.from_cache()
+                    self._answered(api, call, base, key, entry.response, entry.wire, CallRecord(
+                        key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
+                        provenance=entry.provenance))
+                    return entry.wire
+        found = journal.lookup_wire(key)
+        if found is None or found.api != api:
+            return None
+        obtained = "batch" if found.this_run and found.obtained == "batch" else "journal"
+        try:
+            response = self._write(api, call, key, found.answer, obtained, started)
+            with recorder._lock:
+                recorder.journaled.append(key)
+        finally:
+            self._release(key)
+        if recorder.ledger is not None:
+            if obtained == "batch":
+                recorder.ledger.batch_answer(response.usage.input_tokens, response.usage.output_tokens)
+            else:
+                recorder.ledger.journal_reuse()
+        return self._read_back(api, call, key, started, response, obtained, base=base)
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -269,8 +363,7 @@ class WireBinding:
         if ledger is not None:
             ledger.call_ended("scripted", input_tokens=decoded.usage.input_tokens,
                               output_tokens=decoded.usage.output_tokens)
-        pending = Pending(api, call, key, request, started)
-        return self._read_back(pending, decoded, "scripted", base=base)
+        return self._read_back(api, call, key, started, decoded, "scripted", base=base)
 
     def _write(self, api: str, call: ChatCall, key: str, answer: WireAnswer, obtained: str,
                started: float) -> ChatResponse:
@@ -281,27 +374,27 @@ class WireBinding:
         provenance: JsonObject = {
             "source": "scripted" if obtained == "scripted" else "provider",
             "endpoint_kind": "scripted" if obtained == "scripted" else f"wire:{api}",
-            "obtained": obtained, "attempts": 0 if obtained == "scripted" else 1,
-            "latency_ms": None if obtained == "scripted" else _ms(started),
+            "obtained": obtained, "attempts": 1 if obtained == "paid" else 0,
+            "latency_ms": _ms(started) if obtained == "paid" else None,
             "input_tokens": response.usage.input_tokens, "output_tokens": response.usage.output_tokens}
         recorder.store.write_exchange(call, key, api, answer, recorder.clock(), provenance)
         with recorder._lock:
             recorder.written += 1
         return response
 
-    def _read_back(self, pending: Pending, response: ChatResponse, obtained: str, *,
-                   base: str | None = None) -> WireAnswer:
+    def _read_back(self, api: str, call: ChatCall, key: str, started: float, response: ChatResponse,
+                   obtained: str, *, base: str | None = None) -> WireAnswer:
+        """The answer just written, read back from its entry (so recording gives the verdicts its
+        replay will); counted in the iteration's calls as ``obtained``."""
         recorder = self.recorder
-        entry = recorder.store.read(pending.call, pending.key, recorder.clock())
+        entry = recorder.store.read(call, key, recorder.clock())
         assert entry.wire is not None
-        usage = response.usage if obtained == "paid" else Usage()
-        base_key = base or _base_key(pending.call)
-        self._answered(pending.api, pending.call, base_key, pending.key, entry.response, entry.wire,
-                       CallRecord(
-            pending.key, False, _ms(pending.started),
-            entry_location(self.scenario_id, self.iteration, pending.key),
-            source="provider", usage=usage, obtained=obtained,
-            attempts=1 if obtained == "paid" else 0, provenance=entry.provenance))
+        usage = response.usage if obtained in ("paid", "batch") else Usage()
+        self._answered(api, call, base or _base_key(call), key, entry.response, entry.wire, CallRecord(
+            key, False, _ms(started), entry_location(self.scenario_id, self.iteration, key),
+            source="batch" if obtained == "batch" else "journal" if obtained == "journal" else "provider",
+            usage=usage, obtained=obtained, attempts=1 if obtained == "paid" else 0,
+            provenance=entry.provenance))
         return entry.wire
 
     def _answered(self, api: str, call: ChatCall, base: str, key: str, response: ChatResponse,

@@ -94,17 +94,23 @@ def _earlier(value: Any, earlier_ids: Mapping[str, int]) -> str:
 
 
 def _rename_ids(value: Any, renames: dict[str, str]) -> Any:
-    """A copy of a conversation with every volatile id replaced by its order of appearance."""
-    if isinstance(value, list):
-        return [_rename_ids(item, renames) for item in value]
-    if isinstance(value, dict):
-        copied: JsonObject = {}
+    """The conversation with every volatile id replaced by its order of appearance.
+
+    Renamed in place (the body was parsed for this call alone, nothing else holds
+    it), walking containers only: this runs for every request of a replay.
+    """
+    if type(value) is list:
+        for item in value:
+            if type(item) is dict or type(item) is list:
+                _rename_ids(item, renames)
+    elif type(value) is dict:
         for name, item in value.items():
-            if name in _ID_FIELDS and isinstance(item, str):
-                copied[name] = renames.setdefault(item, f"id_{len(renames)}")
-            else:
-                copied[name] = _rename_ids(item, renames)
-        return copied
+            kind = type(item)
+            if kind is str:
+                if name in _ID_FIELDS:
+                    value[name] = renames.setdefault(item, f"id_{len(renames)}")
+            elif kind is dict or kind is list:
+                _rename_ids(item, renames)
     return value
 
 

@@ -86,7 +86,7 @@ def _patch(module: Any) -> None:
         if api is None:
             _passthrough(module, binding, wire, request)
             return sync_original(self, request)
-        answer = binding.begin(api, wire)
+        answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
             answer = _finish(binding, answer, lambda: _read(sync_original(self, _outgoing(
                 module, request, answer))))
@@ -101,7 +101,7 @@ def _patch(module: Any) -> None:
         if api is None:
             _passthrough(module, binding, wire, request)
             return await async_original(self, request)
-        answer = binding.begin(api, wire)
+        answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
             pending = answer
             try:
@@ -118,6 +118,16 @@ def _patch(module: Any) -> None:
 
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
+
+
+def _begin(binding: WireBinding, api: str, wire: WireRequest) -> WireAnswer | Pending:
+    """:meth:`WireBinding.begin`, where a fault of the harness itself becomes the iteration's
+    error and an answer the SDK does not retry: raised into the SDK, it would be wrapped as a
+    connection error and retried (a loop that hides the fault)."""
+    try:
+        return binding.begin(api, wire)
+    except Exception as exc:  # noqa: BLE001 - reported as the iteration's error, never swallowed
+        return binding.internal_error(api, exc)
 
 
 def _finish(binding: WireBinding, pending: Pending, send: Any) -> WireAnswer:
