@@ -119,13 +119,6 @@ class EvalSession:
         self.ledger = Ledger()
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
-        if self.options.batch:
-            agents = self.dataset.agents
-            wire_agents = sorted({s.agent for s in self.scenarios if _calls_at_the_wire(agents[s.agent])})
-            if wire_agents:
-                raise ConfigError(f"--batch: agent(s) {', '.join(wire_agents)} call their model through "
-                                  "their own code (entrypoint), which a batch round cannot answer; "
-                                  "record them without --batch (select the others with --agent)")
         self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                        self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
@@ -441,17 +434,17 @@ def run_iteration(
     try:
         output = run_agent(agent, request, client, scenario, wire, iteration=iteration,
                            tenant_params=tenant_params)
-        if wire is not None and wire.fatal is not None:
-            raise wire.fatal
+        _stop_for_the_wire(wire)
     except CacheError as exc:
+        _stop_for_the_wire(wire)
         return failed(exc.status, str(exc))
     except WriteFailed:
         raise  # a full or read-only disk fails every later write too: the run stops, named
     except HarnessError as exc:
+        _stop_for_the_wire(wire)
         return failed(*_wire_failure(wire) or ("error", str(exc)))
     except Exception as exc:  # the agent's own code raised: a verdict, never a crash of the run
-        if wire is not None and wire.fatal is not None:
-            raise wire.fatal from None
+        _stop_for_the_wire(wire)
         return failed(*_wire_failure(wire) or ("error", agent_error(agent, exc)))
     if (found := _wire_failure(wire)) is not None:
         return failed(*found)
@@ -462,20 +455,17 @@ def run_iteration(
                            digest), output
 
 
-def _calls_at_the_wire(agent: Agent) -> bool:
-    """Whether the agent's own code calls its model (a command, or an entrypoint that takes just
-    the scenario); one that drives the harness's client is answered like a declared agent."""
-    if agent.command:
-        return True
-    if not agent.entrypoint:
-        return False
-    from harness.execution import load_entrypoint, takes_client
+def _stop_for_the_wire(wire: WireBinding | None) -> None:
+    """Whatever the agent did with the answers it got: a failed cache write stops the run, and a
+    request queued for a batch round stops the iteration (it runs again after the batch)."""
+    if wire is None:
+        return
+    if wire.fatal is not None:
+        raise wire.fatal
+    if wire.deferred:
+        from harness.refresh.deferral import CallDeferred
 
-    try:
-        function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent, agent.directory)
-    except Exception:  # noqa: BLE001 - its run reports it, as an error verdict per iteration
-        return False
-    return not takes_client(function)
+        raise CallDeferred(wire.deferred[0])
 
 
 def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.cache.store import CacheStore
 from harness.clients.base import ChatClient
@@ -108,7 +108,9 @@ class ClientFactory:
                     script=inner if isinstance(inner, ScriptedClient) else None,
                     resolve_key=self._wire_key if mode == "paid" else None,
                     ledger=caching.ledger, rerecord=caching.rerecord,
-                    journal=self._journal_of() if mode == "paid" else None)
+                    journal=self._journal_of() if mode == "paid" else None,
+                    batch=self._batch_queue if mode == "paid" and self.options.batch else None,
+                    batch_retry_errors=self.options.batch_retry_errors, agent=agent.name)
                 self._wire[agent.name] = recorder
             return recorder
 
@@ -167,7 +169,12 @@ class ClientFactory:
                                   "to give up the batch's answers")
             return self._provider(agents[agent], provider)
 
-        return BatchRecorder(self._journal_of(), self._batch_queue, resolve,
+        def resolve_wire(route: dict[str, Any]) -> Any:
+            from harness.wire.batch import WireBatchAPI
+
+            return WireBatchAPI.from_route(route, self._wire_key(str(route.get("family"))))
+
+        return BatchRecorder(self._journal_of(), self._batch_queue, resolve, resolve_wire,
                              poll_s=self.options.batch_poll_s, note=note)
 
     def _provider(self, agent: Agent, name: str | None = None) -> ChatClient:
@@ -220,7 +227,8 @@ class ClientFactory:
         if self.options.batch:
             from harness.refresh.batch import BatchQueue, DeferringClient, batch_api
 
-            batch_api(client.prepare(agent.provider))  # a provider without a batch API fails now
+            if not agent.at_the_wire:  # an SDK agent's route is known from its requests only
+                batch_api(client.prepare(agent.provider))  # a provider without a batch API fails now
             if self._batch_queue is None:
                 self._batch_queue = BatchQueue()
             return DeferringClient(client, agent.name, self._batch_queue, prepare=client.prepare,

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from harness.clients.base import ChatClient
 from harness.entities import ChatCall, ChatResponse, Scenario
@@ -43,6 +44,10 @@ from harness.providers.batching import MAX_REQUESTS, BatchAPI
 from harness.refresh.deferral import CallDeferred
 from harness.refresh.journal import Journal, describe
 from harness.results import IterationResult
+
+if TYPE_CHECKING:
+    from harness.wire.binding import WireDeferred
+
 
 #: Seconds between two polls of a batch unless ``--batch-poll`` says otherwise.
 DEFAULT_POLL_S = 30.0
@@ -64,15 +69,15 @@ class Deferred:
 class BatchQueue:
     """The calls of the current round, and the keys whose batch request failed."""
 
-    items: dict[str, Deferred] = field(default_factory=dict)
+    items: dict[str, Deferred | WireDeferred] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def defer(self, item: Deferred) -> None:
+    def defer(self, item: Deferred | WireDeferred) -> None:
         with self.lock:
             self.items.setdefault(item.key, item)
 
-    def drain(self) -> list[Deferred]:
+    def drain(self) -> list[Deferred | WireDeferred]:
         with self.lock:
             items, self.items = list(self.items.values()), {}
             return items
@@ -131,6 +136,9 @@ class BatchRecorder:
     queue: BatchQueue
     resolve: Callable[[str, str], ChatClient]
     """(agent name, provider) -> the synchronous client of that route, for a journaled batch."""
+    resolve_wire: Callable[[dict[str, Any]], Any] | None = None
+    """A journaled SDK batch's route (family, base URL, API, headers) -> its batch client, with
+    the key from the credentials (``--resume``; the key is never journaled)."""
     poll_s: float = DEFAULT_POLL_S
     note: Callable[[str], None] = lambda text: None
     sleep: Callable[[float], None] = time.sleep
@@ -147,15 +155,32 @@ class BatchRecorder:
         for record in self.journal.pending_batches():
             self.note(f"resuming {describe(record)} created {record.get('created', '?')}: polling "
                       "it instead of paying again")
-            client = self.resolve(str(record.get("agent")), str(record.get("route")))
-            self._wait(self._api(client), record)
+            wire = record.get("wire")
+            if isinstance(wire, dict):
+                if self.resolve_wire is None:  # pragma: no cover - the factory always passes one
+                    raise ConfigError("a journaled SDK batch cannot be resumed by this run")
+                api: Any = self.resolve_wire(wire)
+                self.apis.append(api)
+            else:
+                api = self._api(self.resolve(str(record.get("agent")), str(record.get("route"))))
+            self._wait(api, record)
 
-    def record_round(self, number: int, deferred: list[Deferred]) -> None:
+    def record_round(self, number: int, deferred: list[Deferred | WireDeferred]) -> None:
         """One round: one batch per route (chunked), each journaled, then waited for."""
+        from harness.wire.binding import WireDeferred
+
         routes: dict[tuple[str, str], list[Deferred]] = {}
+        wire_routes: dict[tuple[str, ...], list[WireDeferred]] = {}
         for item in deferred:
-            routes.setdefault((item.agent, item.call.provider), []).append(item)
-        created: list[tuple[BatchAPI, dict[str, object]]] = []
+            if isinstance(item, WireDeferred):
+                from harness.wire.batch import batch_route
+
+                wire_routes.setdefault(batch_route(_batch_item(item, "")), []).append(item)
+            else:
+                routes.setdefault((item.agent, item.call.provider), []).append(item)
+        created: list[tuple[Any, dict[str, object]]] = []
+        for wire_items in wire_routes.values():
+            created.extend(self._create_wire(number, wire_items))
         for (agent, route), items in routes.items():
             api = self._api(items[0].client)
             for start in range(0, len(items), MAX_REQUESTS):
@@ -181,12 +206,43 @@ class BatchRecorder:
         for api, record in created:
             self._wait(api, record)
 
+    def _create_wire(self, number: int, items: list[WireDeferred]) -> list[tuple[Any, dict[str, object]]]:
+        """The batches of one route of SDK requests: created, journaled (before any wait)."""
+        from harness.wire.batch import WireBatchAPI, route_record
+
+        created: list[tuple[Any, dict[str, object]]] = []
+        first = items[0]
+        for start in range(0, len(items), MAX_REQUESTS):
+            chunk = items[start:start + MAX_REQUESTS]
+            batch_items = [_batch_item(item, f"r{number}-{n}-{item.key[:24]}")
+                           for n, item in enumerate(chunk)]
+            api = WireBatchAPI(batch_items)
+            self.apis.append(api)
+            try:
+                batch_id = api.create(batch_items)
+            except ProviderError as exc:
+                raise BatchFailed(
+                    f"{_text(exc)}. Creating a batch of {len(chunk)} request(s) for agent {first.agent} "
+                    "failed, so nothing of it was paid for; if this server has no batch API, record "
+                    "without --batch") from None
+            record: dict[str, object] = {
+                "id": batch_id, "provider": api.provider, "agent": first.agent, "route": first.api,
+                "round": number, "wire": route_record(batch_items[0]),
+                "requests": {b.custom_id: {**_call_record(item), "api": item.api}
+                             for b, item in zip(batch_items, chunk, strict=True)},
+            }
+            self.journal.add_batch(record)  # before waiting: a killed run resumes polling it
+            self.batches_created += 1
+            self.note(f"batch round {number}: created {describe(record)} for agent {first.agent}")
+            created.append((api, record))
+        return created
+
     def _api(self, client: ChatClient) -> BatchAPI:
         api = batch_api(client)
         self.apis.append(api)
         return api
 
-    def _wait(self, api: BatchAPI, record: dict[str, object]) -> None:
+    def _wait(self, api: Any, record: dict[str, object]) -> None:
         batch_id = str(record["id"])
         raw = record.get("requests")
         requests = {cid: value for cid, value in (raw.items() if isinstance(raw, dict) else [])
@@ -208,19 +264,26 @@ class BatchRecorder:
             if status.ended:
                 break
             self.sleep(self.poll_s)
+        run = str(record.get("run") or self.journal.run)
         try:
-            results = api.results(batch_id, status, calls)
+            if isinstance(record.get("wire"), dict):
+                answers, failures = api.results(batch_id, status, list(calls))
+                for cid, answer in answers.items():
+                    self.journal.put_wire(keys[cid], calls[cid], str(requests[cid].get("api")), answer,
+                                          obtained="batch", run=run)
+            else:
+                results = api.results(batch_id, status, calls)
+                answers, failures = results.answers, results.failures
+                for cid, response in results.answers.items():
+                    self.journal.put(keys[cid], calls[cid], response, obtained="batch", run=run)
         except ProviderError as exc:
             raise BatchFailed(f"{_text(exc)}. The batch {batch_id} is journaled: re-run with --resume to "
                               "download its results again without paying for it twice") from None
-        for cid, response in results.answers.items():
-            self.journal.put(keys[cid], calls[cid], response, obtained="batch",
-                             run=str(record.get("run") or self.journal.run))
-        for cid, reason in results.failures.items():
+        for cid, reason in failures.items():
             self.queue.failed[keys[cid]] = reason
-        if results.failures:
-            self.note(f"batch {batch_id} ended {status.state}: {len(results.answers)} answered, "
-                      f"{len(results.failures)} without an answer (reported with their scenarios)")
+        if failures:
+            self.note(f"batch {batch_id} ended {status.state}: {len(answers)} answered, "
+                      f"{len(failures)} without an answer (reported with their scenarios)")
         self.journal.finish_batch(batch_id)
 
 
@@ -229,11 +292,19 @@ def _text(exc: ProviderError) -> str:
     return str(exc.args[0]).rstrip(".") if exc.args else type(exc).__name__
 
 
-def _call_record(item: Deferred) -> dict[str, object]:
+def _call_record(item: Deferred | WireDeferred) -> dict[str, object]:
+    """What the journal keeps of a queued call: key, scenario and canonical request (never a
+    header or the SDK's request, which carries the real key)."""
     call = item.call
     return {"key": item.key, "scenario": call.scenario_id, "iteration": call.iteration,
             "provider": call.provider, "model": call.model, "purpose": call.purpose,
             "request": call.request}
+
+
+def _batch_item(item: WireDeferred, custom_id: str) -> Any:
+    from harness.wire.batch import WireBatchItem
+
+    return WireBatchItem(custom_id, item.api, item.request)
 
 
 def _call_of(value: dict[str, object]) -> ChatCall:

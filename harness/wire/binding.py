@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Literal
 
 from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, EntryAbsent
-from harness.clients.caching import CallRecord
+from harness.clients.caching import CallRecord, Source
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
@@ -51,6 +51,7 @@ from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of,
 from harness.wire.placeholder import with_real_key
 
 if TYPE_CHECKING:
+    from harness.refresh.batch import BatchQueue
     from harness.refresh.journal import Journal
 
 #: How a run answers wire requests (see the module docstring); ``plan`` counts the requests a
@@ -90,6 +91,18 @@ class Pending:
     started: float
 
 
+@dataclass(frozen=True, slots=True)
+class WireDeferred:
+    """A paid request a ``--batch`` run queues for the next batch round instead of sending it."""
+
+    key: str
+    call: ChatCall
+    agent: str
+    api: str
+    request: WireRequest
+    """The SDK's own request with the real key in place (what a synchronous send would send)."""
+
+
 @dataclass
 class WireRecorder:
     """What answers the wire exchanges of one agent's iterations in this run."""
@@ -107,7 +120,14 @@ class WireRecorder:
     journal: Journal | None = None
     """Paid recording: every answer is journaled before its entry is written; a re-run (``--resume``)
     materialises answers an earlier run paid for instead of paying again."""
+    batch: BatchQueue | None = None
+    """``--batch``: paid requests are queued for the round's batch (:mod:`harness.refresh.batch`)."""
+    batch_retry_errors: bool = False
+    agent: str = ""
     written: int = 0
+    materialised: dict[str, str] = field(default_factory=dict)
+    """Keys written by this run, with how they were obtained: a later round (or a repeat of the
+    iteration) reads them back without counting them again."""
     journaled: list[str] = field(default_factory=list)
     """Keys materialised through the journal (forgotten when the whole run succeeds)."""
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -131,6 +151,8 @@ class WireBinding:
         """Misses, expired and corrupt entries: the iteration's verdict, whatever the agent did."""
         self.errors: list[str] = []
         """Requests refused (not keyable, network offline) and paid calls that failed."""
+        self.deferred: list[str] = []
+        """Keys queued for the next batch round: the iteration stops and runs again after it."""
         self.fatal: WriteFailed | None = None
         """A cache write that failed (full or read-only disk): the run stops, naming it."""
         self.would_call: list[ChatCall] = []
@@ -172,6 +194,10 @@ class WireBinding:
             call = ChatCall(call.scenario_id, call.iteration, call.provider, call.model,
                             {**canonical, "repeat": repeat})
         key = base if not repeat else compute_key(call)
+        with recorder._lock:
+            earlier = recorder.materialised.get(key)
+        if earlier is not None:  # written by this run (an earlier batch round): counted then
+            return self._read_back(api, call, key, started, earlier, base=base)
         if not recorder.refresh:
             try:
                 entry = recorder.store.read(call, key, recorder.clock())
@@ -208,12 +234,16 @@ class WireBinding:
         if recorder.journal is not None:
             self._claim(recorder.journal, key)
             try:
-                earlier = self._from_journal(recorder.journal, api, call, base, key, started)
+                found = self._from_journal(recorder.journal, api, call, base, key, started)
             except BaseException:
                 self._release(key)
                 raise
-            if earlier is not None:
-                return earlier
+            if found is not None:
+                return found
+        if recorder.batch is not None:
+            deferred = self._defer(api, call, key, request)
+            if deferred is not None:
+                return deferred
         try:
             outgoing = with_real_key(request, call.provider, recorder.resolve_key)
         except HarnessError as exc:
@@ -251,7 +281,8 @@ class WireBinding:
         if recorder.ledger is not None:
             recorder.ledger.call_ended("paid", input_tokens=response.usage.input_tokens,
                                        output_tokens=response.usage.output_tokens)
-        return self._read_back(pending.api, pending.call, pending.key, pending.started, response, "paid")
+        return self._read_back(pending.api, pending.call, pending.key, pending.started, "paid",
+                               usage=response.usage)
 
     def failed_send(self, pending: Pending, problem: str) -> None:
         """A paid send that raised (connection refused, timeout): counted, never stored."""
@@ -273,6 +304,37 @@ class WireBinding:
         with self._lock:
             self.errors.append(reason)
         return _error_answer(api, reason)
+
+    # -- batch rounds (``--batch``) ---------------------------------------------------------
+
+    def _defer(self, api: str, call: ChatCall, key: str, request: WireRequest) -> WireAnswer | None:
+        """Queue a paid request for the round's batch (None: send it now, as ``--batch-retry-errors``
+        asks for a request the batch answered with an error). The SDK gets an error it does not
+        retry; the iteration stops (:attr:`deferred`) and runs again after the batch."""
+        from harness.wire.batch import refusal
+
+        recorder = self.recorder
+        assert recorder.batch is not None and recorder.resolve_key is not None
+        failure = recorder.batch.failed.get(key)
+        if failure is not None and recorder.batch_retry_errors:
+            return None
+        reason = (f"{failure}. Nothing was written to the cache; --batch-retry-errors pays for it "
+                  "synchronously instead") if failure is not None else refusal(api, request)
+        try:
+            if reason is None:
+                outgoing = with_real_key(request, call.provider, recorder.resolve_key)
+                recorder.batch.defer(WireDeferred(key, call, recorder.agent, api, outgoing))
+        except HarnessError as exc:
+            reason = str(exc)
+        finally:
+            self._release(key)
+        with self._lock:
+            if reason is not None:
+                self.errors.append(reason if failure is not None else f"--batch: {reason}")
+                return _error_answer(api, reason)
+            self.deferred.append(key)
+        return _error_answer(api, "deferred to this run's batch: the iteration runs again when the batch "
+                                  "has answered")
 
     # -- the journal (paid recording) -------------------------------------------------------
 
@@ -323,7 +385,8 @@ class WireBinding:
                 recorder.ledger.batch_answer(response.usage.input_tokens, response.usage.output_tokens)
             else:
                 recorder.ledger.journal_reuse()
-        return self._read_back(api, call, key, started, response, obtained, base=base)
+        return self._read_back(api, call, key, started, obtained, base=base,
+                               usage=response.usage if obtained == "batch" else Usage())
 
     # -- helpers ----------------------------------------------------------------------------
 
@@ -363,7 +426,7 @@ class WireBinding:
         if ledger is not None:
             ledger.call_ended("scripted", input_tokens=decoded.usage.input_tokens,
                               output_tokens=decoded.usage.output_tokens)
-        return self._read_back(api, call, key, started, decoded, "scripted", base=base)
+        return self._read_back(api, call, key, started, "scripted", base=base)
 
     def _write(self, api: str, call: ChatCall, key: str, answer: WireAnswer, obtained: str,
                started: float) -> ChatResponse:
@@ -380,21 +443,22 @@ class WireBinding:
         recorder.store.write_exchange(call, key, api, answer, recorder.clock(), provenance)
         with recorder._lock:
             recorder.written += 1
+            recorder.materialised[key] = obtained
         return response
 
-    def _read_back(self, api: str, call: ChatCall, key: str, started: float, response: ChatResponse,
-                   obtained: str, *, base: str | None = None) -> WireAnswer:
-        """The answer just written, read back from its entry (so recording gives the verdicts its
-        replay will); counted in the iteration's calls as ``obtained``."""
+    def _read_back(self, api: str, call: ChatCall, key: str, started: float, obtained: str, *,
+                   usage: Usage | None = None, base: str | None = None) -> WireAnswer:
+        """The answer written by this run, read back from its entry (so recording gives the
+        verdicts its replay will); in the iteration's calls as ``obtained`` with the tokens this
+        run paid for (``usage``: none when the call was counted before)."""
         recorder = self.recorder
         entry = recorder.store.read(call, key, recorder.clock())
         assert entry.wire is not None
-        usage = response.usage if obtained in ("paid", "batch") else Usage()
+        source: Source = obtained if obtained in ("batch", "journal") else "provider"  # type: ignore[assignment]
         self._answered(api, call, base or _base_key(call), key, entry.response, entry.wire, CallRecord(
             key, False, _ms(started), entry_location(self.scenario_id, self.iteration, key),
-            source="batch" if obtained == "batch" else "journal" if obtained == "journal" else "provider",
-            usage=usage, obtained=obtained, attempts=1 if obtained == "paid" else 0,
-            provenance=entry.provenance))
+            source=source, usage=usage or Usage(), obtained=obtained,
+            attempts=1 if obtained == "paid" and usage is not None else 0, provenance=entry.provenance))
         return entry.wire
 
     def _answered(self, api: str, call: ChatCall, base: str, key: str, response: ChatResponse,
