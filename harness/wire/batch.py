@@ -163,7 +163,13 @@ class WireBatchAPI:
 
     Built from the route's items: their base URL, and their headers (key included, and
     any header a proxy needs) are sent with every batch call; the key is redacted from
-    every message this class produces.
+    every message this class produces. A journaled batch is polled and collected after a
+    restart by a new instance built from the same requests (the key put back in place).
+
+    Attributes: ``provider`` (``openai`` | ``anthropic``), ``api`` (the wire API of the
+    route), ``route`` (:func:`batch_route` of the items), ``base_url``, ``label`` (how
+    messages name this client; no secret), ``http_requests`` (HTTP requests sent: upload,
+    create, polls, downloads; a retry is not counted again).
     """
 
     def __init__(self, route_items: list[WireBatchItem], *, timeout_s: float = 60.0,
