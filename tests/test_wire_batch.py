@@ -313,8 +313,12 @@ def test_an_expired_batch_answers_what_it_finished_and_fails_the_rest_with_the_r
                 for q in ("one", "two")]
             api_name = MESSAGES
         items = [WireBatchItem(f"n{i}", api_name, r) for i, r in enumerate(requests)]
-        answers, failures, status = run_batch(WireBatchAPI(items, policy=NO_SLEEP), items)
+        api = WireBatchAPI(items, policy=NO_SLEEP)
+        answers, failures, status = run_batch(api, items)
+        again, ghosts = api.results(next(iter(fake.batches.batches)), status, ["n0", "ghost"])
     assert sorted(answers) == ["n0"] and sorted(failures) == ["n1"]
+    assert list(again) == ["n0"] and list(ghosts) == ["ghost"]  # only what was asked for
+    assert f"no result for this request (the batch ended {status.state})" in ghosts["ghost"]
     if family == "openai":
         assert status.state == "expired"
         assert "batch_expired: This request could not be executed before the completion window" in (
