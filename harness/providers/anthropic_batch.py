@@ -51,11 +51,7 @@ class AnthropicBatchAPI:
         return required_id(batch, self.client.transport.label, "creating the batch")
 
     def status(self, batch_id: str) -> BatchStatus:
-        batch = self._json("GET", f"{self._root}/{batch_id}")
-        state = str(batch.get("processing_status", ""))
-        raw = batch.get("request_counts")
-        counts = {k: v for k, v in raw.items() if isinstance(v, int)} if isinstance(raw, dict) else {}
-        return BatchStatus(state == "ended", state, counts)
+        return batch_status(self._json("GET", f"{self._root}/{batch_id}"))
 
     def results(self, batch_id: str, status: BatchStatus, calls: dict[str, ChatCall]) -> BatchResults:
         self.http_requests += 1
@@ -86,7 +82,7 @@ class AnthropicBatchAPI:
                     failures[custom_id] = str(exc)
             else:
                 failures[custom_id] = f"{call.scenario_id}: {label} batch request {kind or 'failed'}" \
-                    + _error_detail(result.get("error"))
+                    + error_detail(result.get("error"))
         for custom_id, call in calls.items():
             if custom_id not in answers and custom_id not in failures:
                 failures[custom_id] = (f"{call.scenario_id}: {label} batch {batch_id} returned no "
@@ -99,7 +95,16 @@ class AnthropicBatchAPI:
         return json_object(body, self.client.transport.label, f"{method} {path}")
 
 
-def _error_detail(error: Any) -> str:
+def batch_status(batch: dict[str, Any]) -> BatchStatus:
+    """One poll's answer (a message batch object) as a :class:`BatchStatus` (also read by
+    :mod:`harness.wire.batch`, which batches SDK request bodies)."""
+    state = str(batch.get("processing_status", ""))
+    raw = batch.get("request_counts")
+    counts = {k: v for k, v in raw.items() if isinstance(v, int)} if isinstance(raw, dict) else {}
+    return BatchStatus(state == "ended", state, counts)
+
+
+def error_detail(error: Any) -> str:
     """``: <type>: <message>`` of an errored result (``{"type": "error", "error": {...}}``)."""
     inner = error.get("error") if isinstance(error, dict) else None
     if isinstance(inner, dict):

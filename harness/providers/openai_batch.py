@@ -52,7 +52,7 @@ class OpenAIBatchAPI:
         lines = [json.dumps({"custom_id": custom_id, "method": "POST", "url": ENDPOINT,
                              "body": to_wire(call.request, call.model)}, ensure_ascii=False)
                  for custom_id, call in requests]
-        upload = self._json("POST", "files", *_multipart({"purpose": "batch"},
+        upload = self._json("POST", "files", *multipart({"purpose": "batch"},
                                                           ("batch.jsonl", "\n".join(lines) + "\n")))
         file_id = required_id(upload, self.client.transport.label, "the file upload")
         batch = self._json("POST", "batches", json.dumps(
@@ -61,18 +61,7 @@ class OpenAIBatchAPI:
         return required_id(batch, self.client.transport.label, "creating the batch")
 
     def status(self, batch_id: str) -> BatchStatus:
-        batch = self._json("GET", f"batches/{batch_id}")
-        state = str(batch.get("status", ""))
-        counts = batch.get("request_counts") if isinstance(batch.get("request_counts"), dict) else {}
-        problem = ""
-        if state == "failed":
-            raw_errors = batch.get("errors")
-            errors = raw_errors.get("data") if isinstance(raw_errors, dict) else None
-            problem = "; ".join(str(e.get("message", e)) for e in errors or []
-                                if isinstance(e, dict)) or "the batch failed validation"
-        return BatchStatus(state in ENDED, state, {k: int(v) for k, v in (counts or {}).items()
-                                                    if isinstance(v, int)},
-                           problem, _files(batch))
+        return batch_status(self._json("GET", f"batches/{batch_id}"))
 
     def results(self, batch_id: str, status: BatchStatus, calls: dict[str, ChatCall]) -> BatchResults:
         answers: dict[str, ChatResponse] = {}
@@ -120,6 +109,22 @@ class OpenAIBatchAPI:
         return json_object(body, self.client.transport.label, f"{method} {path}")
 
 
+def batch_status(batch: dict[str, Any]) -> BatchStatus:
+    """One poll's answer (a batch object) as a :class:`BatchStatus` (also read by
+    :mod:`harness.wire.batch`, which batches SDK request bodies)."""
+    state = str(batch.get("status", ""))
+    counts = batch.get("request_counts") if isinstance(batch.get("request_counts"), dict) else {}
+    problem = ""
+    if state == "failed":
+        raw_errors = batch.get("errors")
+        errors = raw_errors.get("data") if isinstance(raw_errors, dict) else None
+        problem = "; ".join(str(e.get("message", e)) for e in errors or []
+                            if isinstance(e, dict)) or "the batch failed validation"
+    return BatchStatus(state in ENDED, state, {k: int(v) for k, v in (counts or {}).items()
+                                                if isinstance(v, int)},
+                       problem, _files(batch))
+
+
 def _files(batch: dict[str, Any]) -> tuple[str, str]:
     output, error = batch.get("output_file_id"), batch.get("error_file_id")
     return (output if isinstance(output, str) else "", error if isinstance(error, str) else "")
@@ -127,19 +132,23 @@ def _files(batch: dict[str, Any]) -> tuple[str, str]:
 
 def _failure(call: ChatCall, response: dict[str, Any] | None, error: Any, label: str) -> str:
     """The reason one request has no answer, as the provider put it."""
+    return f"{call.scenario_id}: {label} batch request failed: {failure_detail(response, error)}"
+
+
+def failure_detail(response: dict[str, Any] | None, error: Any) -> str:
+    """Why one output or error line carries no answer: its ``error`` (``code: message``), or the
+    status and error message of its ``response``."""
     if isinstance(error, dict) and error:
-        detail = f"{error.get('code', 'error')}: {error.get('message', '')}".rstrip(": ")
-    elif response is not None:
+        return f"{error.get('code', 'error')}: {error.get('message', '')}".rstrip(": ")
+    if response is not None:
         body = response.get("body")
         inner = body.get("error") if isinstance(body, dict) else None
         message = inner.get("message") if isinstance(inner, dict) else json.dumps(body)[:300]
-        detail = f"HTTP {response.get('status_code')}: {message}"
-    else:
-        detail = "no answer"
-    return f"{call.scenario_id}: {label} batch request failed: {detail}"
+        return f"HTTP {response.get('status_code')}: {message}"
+    return "no answer"
 
 
-def _multipart(fields: dict[str, str], file: tuple[str, str]) -> tuple[bytes, str]:
+def multipart(fields: dict[str, str], file: tuple[str, str]) -> tuple[bytes, str]:
     """A multipart/form-data body: the form fields, then the file (the Files API's upload form)."""
     boundary = f"harness-{secrets.token_hex(12)}"
     parts: list[bytes] = []

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import anthropic_messages, embeddings, openai_chat, openai_responses
+from . import anthropic_messages, batches, embeddings, openai_chat, openai_responses
 from .brain import Brain, triage_brain
 from .wire import Reply, WireError, anthropic_error, openai_error
 
@@ -58,7 +58,8 @@ class LoggedRequest:
     raw: bytes
     status: int
     api: str | None
-    """``chat``, ``responses``, ``messages``, ``embeddings``, or None for an unknown route."""
+    """``chat``, ``responses``, ``messages``, ``embeddings``, ``batch`` (the batch APIs and their
+    files, :mod:`.batches`), or None for an unknown route."""
 
 
 class _Server(ThreadingHTTPServer):
@@ -117,7 +118,8 @@ class WireFake:
 
     def __init__(self, brain: Brain = triage_brain, *, fail_first: int = 0,
                  openai_key: str = OPENAI_KEY, anthropic_key: str = ANTHROPIC_KEY,
-                 check_auth: bool = True, retry_after: str = "0") -> None:
+                 check_auth: bool = True, retry_after: str = "0", batch_pending_polls: int = 0,
+                 batch_expire_after: int | None = None) -> None:
         self.brain = brain
         self.fail_first = fail_first
         self.openai_key = openai_key
@@ -125,6 +127,7 @@ class WireFake:
         self.check_auth = check_auth
         self.retry_after = retry_after
         self.responses_state = openai_responses.ResponsesState()
+        self.batches = batches.BatchState(batch_pending_polls, batch_expire_after)
         self._lock = threading.Lock()
         self._log: list[LoggedRequest] = []
         self._failed = 0
@@ -225,12 +228,20 @@ class WireFake:
         path = handler.path.split("?", 1)[0]
         headers = {name.lower(): value for name, value in handler.headers.items()}
         family, api = ROUTES.get(path, ("openai", None))
+        batch = batches.handles(path)
+        if batch:
+            family, api = ("anthropic" if path.startswith("/v1/messages/") else "openai"), "batch"
         try:
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = None
         try:
-            reply = self._answer(handler.command, family, api, headers, body)
+            if batch:
+                self._authenticate(family, headers)
+                reply = batches.serve(self.batches, self.compute, self.url, handler.command, path, body,
+                                      raw, headers.get("content-type", ""))
+            else:
+                reply = self._answer(handler.command, family, api, headers, body)
         except WireError as error:
             reply = error.reply()
         id_header = "request-id" if family == "anthropic" else "x-request-id"
@@ -255,6 +266,10 @@ class WireFake:
             self._failed += failing
         if failing:
             return self._failure(family, attempt)
+        return self.compute(family, api, body)
+
+    def compute(self, family: str, api: str, body: Any) -> Reply:
+        """The answer of one API body (also each request of a batch: the same answer)."""
         if not isinstance(body, dict):
             if family == "anthropic":
                 raise anthropic_error(400, "The request body is not valid JSON.")
@@ -322,7 +337,10 @@ def _write(handler: _Handler, reply: Reply) -> None:
     handler.send_header("Date", handler.date_time_string())
     for name, value in reply.headers.items():
         handler.send_header(name, value)
-    if reply.events is None:
+    if reply.raw is not None:
+        payload = reply.raw
+        handler.send_header("Content-Length", str(len(payload)))
+    elif reply.events is None:
         payload = json.dumps(reply.body).encode()
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(payload)))

@@ -25,12 +25,14 @@ def created() -> int:
 
 @dataclass
 class Reply:
-    """One HTTP answer: a JSON body, or a list of server-sent-event frames sent chunked."""
+    """One HTTP answer: a JSON body, a list of server-sent-event frames sent chunked, or raw
+    bytes (a batch's results file)."""
 
     status: int = 200
     body: JsonObject | None = None
     events: list[bytes] | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    raw: bytes | None = None
 
 
 class WireError(Exception):
