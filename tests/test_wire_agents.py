@@ -242,12 +242,3 @@ def test_check_replays_sdk_agents_offline_and_calls_none_of_their_entries_unused
     assert "SOCKET_EVENTS []" in checked.out
     pruned = project.harness("prune", "--dry-run")
     assert pruned.code == 0 and len(project.entries()) == 4, pruned.out
-
-
-def test_batch_recording_refuses_an_sdk_agent_and_says_how_to_record_it(tmp_path: Path,
-                                                                        fake: WireFake) -> None:
-    project = SdkProject(tmp_path, "openai_tools")
-    refused = project.harness("run", "--refresh-cache", "--batch", env=fake.env())
-    assert refused.code == 2
-    assert "--batch: agent(s) triage call their model through their own code" in refused.err
-    assert "record them without --batch" in refused.err and not fake.requests

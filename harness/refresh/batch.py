@@ -142,7 +142,8 @@ class BatchRecorder:
     poll_s: float = DEFAULT_POLL_S
     note: Callable[[str], None] = lambda text: None
     sleep: Callable[[float], None] = time.sleep
-    apis: list[BatchAPI] = field(default_factory=list)
+    apis: list[Any] = field(default_factory=list)
+    """The batch clients this run used (:class:`BatchAPI`, or an SDK route's ``WireBatchAPI``)."""
     batches_created: int = 0
 
     @property
@@ -175,7 +176,7 @@ class BatchRecorder:
             if isinstance(item, WireDeferred):
                 from harness.wire.batch import batch_route
 
-                wire_routes.setdefault(batch_route(_batch_item(item, "")), []).append(item)
+                wire_routes.setdefault(batch_route(_batch_item(item, "route")), []).append(item)
             else:
                 routes.setdefault((item.agent, item.call.provider), []).append(item)
         created: list[tuple[Any, dict[str, object]]] = []

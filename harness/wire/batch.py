@@ -158,6 +158,16 @@ def refusal(api: str, request: WireRequest) -> str | None:
     return None
 
 
+def route_record(item: WireBatchItem) -> dict[str, Any]:
+    """What the journal keeps of a batch's route, to poll it again after a restart (``--resume``):
+    family, API, base URL and the forwarded headers that are no credential. Never the key: the
+    resumed run puts its own in place (:meth:`WireBatchAPI.from_route`)."""
+    headers = {name: value for name, value in _forwarded(item.request)
+               if not _CREDENTIAL_NAME.search(name)}
+    return {"family": family_of(item.api), "api": item.api,
+            "base_url": _base_url(item.api, item.request), "headers": headers}
+
+
 class WireBatchAPI:
     """Create, poll and collect batches of one route (:func:`batch_route`) over HTTPS.
 
@@ -204,6 +214,23 @@ class WireBatchAPI:
         self._transport = Transport(self.base_url, policy=policy, **common)
         self._create_transport = Transport(self.base_url, policy=RetryPolicy(max_attempts=1), **common)
         self._root = "messages/batches"
+
+    @classmethod
+    def from_route(cls, route: dict[str, Any], key: str, *, timeout_s: float = 60.0) -> WireBatchAPI:
+        """The client of a journaled route (:func:`route_record`) with ``key`` put in place: how a
+        resumed run polls and collects a batch an earlier process created."""
+        api = str(route.get("api"))
+        if api not in _SUFFIXES or not isinstance(route.get("base_url"), str):
+            raise ProviderError(f"a journaled batch route names no known wire API ({api[:40]!r})")
+        raw = route.get("headers")
+        headers = [(str(k).lower(), str(v)) for k, v in (raw.items() if isinstance(raw, dict) else [])
+                   if not _CREDENTIAL_NAME.search(str(k))]
+        headers.append(("x-api-key", key) if family_of(api) == "anthropic" else
+                       ("authorization", f"Bearer {key}"))
+        url = str(route["base_url"]).rstrip("/") + _SUFFIXES[api]
+        parts = urllib.parse.urlsplit(url)
+        request = WireRequest("POST", url, parts.path, parts.hostname or "", tuple(headers), b"{}")
+        return cls([WireBatchItem("resumed", api, request)], timeout_s=timeout_s)
 
     # -- the three steps ----------------------------------------------------------------------
 
