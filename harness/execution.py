@@ -42,7 +42,24 @@ PythonAgent = Callable[..., Any]
 
 def load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None = None) -> PythonAgent:
     """Import ``module:function`` (the project root first on ``sys.path``) or ``file.py:function``
-    (a file beside agent.yaml, so an agent's code can live in its dataset folder)."""
+    (a file beside agent.yaml, so an agent's code can live in its dataset folder).
+
+    Loaded once per process and remembered (every iteration of the agent asks; resolving the
+    file's path alone costs more than many a replayed call). One that fails is not remembered:
+    each iteration reports the failure as its own error.
+    """
+    place = (entrypoint, root, agent_dir)
+    found = _LOADED.get(place)
+    if found is None:
+        found = _LOADED[place] = _load_entrypoint(entrypoint, root, agent_dir)
+    return found
+
+
+#: Entrypoints loaded by this process, by (entrypoint, project root, agent folder).
+_LOADED: dict[tuple[str, Path, Path | None], PythonAgent] = {}
+
+
+def _load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None) -> PythonAgent:
     module_name, _, function = entrypoint.partition(":")
     if not function:
         raise ValueError("expected module:function or file.py:function")

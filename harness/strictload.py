@@ -190,12 +190,21 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return result  # not reached
 
 
+#: Starts of JSON bytes that json.loads decodes as something else than plain UTF-8 (a BOM, UTF-16/32).
+_NOT_PLAIN_UTF8 = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\x00")
+
+
 def load_json(text: str | bytes) -> Any:
     """Parse JSON strictly; raises :class:`json.JSONDecodeError` or :class:`DocumentError`.
 
     Duplicate keys, ``NaN``/``Infinity`` (not JSON) and nesting past
     :data:`MAX_DEPTH` are refused.
     """
+    if isinstance(text, bytes) and not text.startswith(_NOT_PLAIN_UTF8) and text[1:2] != b"\x00":
+        try:  # UTF-8 decoded in C: json.loads(bytes) would guess the encoding in Python first
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # json.loads reports it, in its own words
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except RecursionError:
