@@ -12,6 +12,7 @@ last value winning).
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Any
 
@@ -201,10 +202,10 @@ def load_json(text: str | bytes) -> Any:
     :data:`MAX_DEPTH` are refused.
     """
     if isinstance(text, bytes) and not text.startswith(_NOT_PLAIN_UTF8) and text[1:2] != b"\x00":
-        try:  # UTF-8 decoded in C: json.loads(bytes) would guess the encoding in Python first
+        # UTF-8 decoded in C (json.loads(bytes) guesses the encoding in Python first); bytes that
+        # are no UTF-8 go on as they are, and json.loads reports them in its own words
+        with contextlib.suppress(UnicodeDecodeError):
             text = text.decode("utf-8")
-        except UnicodeDecodeError:
-            pass  # json.loads reports it, in its own words
     try:
         value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except RecursionError:

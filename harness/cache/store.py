@@ -21,7 +21,7 @@ from pathlib import Path
 from harness import __version__
 from harness.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
-from harness.cache.verify import parse_time, read_file, response_from_json, verify_entry
+from harness.cache.verify import EntryStatus, parse_time, read_file, response_from_json, verify_entry
 from harness.clock import utc_now as utc_now  # re-exported: the one clock (harness.clock)
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import CacheCorrupt, CacheExpired
@@ -135,7 +135,8 @@ class CacheStore:
         if stored is not None and stored != key and stored[:len(short_key(key))] == short_key(key):
             raise EntryAbsent(Path(folder), f"the folder holds another key ({stored[:24]}...) "
                                             "that shares the 16-character prefix")
-        if found.problems or found.response is None or found.expires is None or found.created is None:
+        if found.status is not EntryStatus.INTACT or found.response is None or found.expires is None \
+                or found.created is None:
             raise CacheCorrupt(f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} "
                                f"cannot be trusted: {'; '.join(found.problems)}.")
         if found.expires <= now:

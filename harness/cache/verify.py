@@ -12,6 +12,7 @@ symbolic link (the rule of :mod:`harness.links`).
 
 from __future__ import annotations
 
+import enum
 import errno
 import hashlib
 import os
@@ -36,12 +37,22 @@ class NotAFile(OSError):
     """A path of an entry exists but is no regular file: a folder, or a symbolic link."""
 
 
+class EntryStatus(enum.Enum):
+    """What the verifier found in an entry folder; callers decide on this, never on wording."""
+
+    ABSENT = "absent"
+    """No ``entry.json``: nothing was ever recorded in this folder (a miss)."""
+    INTACT = "intact"
+    """Every check passed: the entry can be replayed (expiry is the caller's question)."""
+    UNTRUSTED = "untrusted"
+    """Something is wrong; :attr:`VerifiedEntry.problems` says every what, in words."""
+
+
 @dataclass(frozen=True, slots=True)
 class VerifiedEntry:
-    """An entry folder as verified: its parsed parts and every reason it cannot be trusted."""
+    """An entry folder as verified: its status, its parsed parts and every reason it cannot be trusted."""
 
-    absent: bool
-    """``entry.json`` does not exist (nothing was ever recorded in this folder)."""
+    status: EntryStatus
     meta: dict[str, Any] | None
     response: ChatResponse | None
     created: datetime | None
@@ -49,6 +60,11 @@ class VerifiedEntry:
     problems: tuple[str, ...]
     payload: bytes | None = None
     """The bytes of ``contents.data`` (a wire entry replays them exactly)."""
+
+    @property
+    def absent(self) -> bool:
+        """``entry.json`` does not exist (nothing was ever recorded in this folder)."""
+        return self.status is EntryStatus.ABSENT
 
     @property
     def key(self) -> str | None:
@@ -127,8 +143,8 @@ def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: st
     """
     problems: list[str] = []
     meta = _read_meta(f"{folder}/{ENTRY_FILE}", problems)
-    if meta is None and problems == [_MISSING_META]:
-        return VerifiedEntry(True, None, None, None, None, tuple(problems))
+    if meta is _NO_META:
+        return VerifiedEntry(EntryStatus.ABSENT, None, None, None, None, ("entry.json is missing",))
     payload = _read(f"{folder}/{CONTENTS_FILE}", CONTENTS_FILE, problems)
     created = expires = None
     if meta is not None:
@@ -149,7 +165,9 @@ def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: st
             response = response_from_json(load_json(payload))
         except (ValueError, KeyError, TypeError, AttributeError) as exc:
             problems.append(f"contents.data does not decode as a response ({exc!r})")
-    return VerifiedEntry(False, meta, response, created, expires, tuple(problems), payload)
+    intact = not problems and response is not None and created is not None and expires is not None
+    return VerifiedEntry(EntryStatus.INTACT if intact else EntryStatus.UNTRUSTED, meta, response, created,
+                         expires, tuple(problems), payload)
 
 
 def _wire_response(wire: Any, payload: bytes, problems: list[str]) -> ChatResponse | None:
@@ -168,13 +186,17 @@ def _wire_response(wire: Any, payload: bytes, problems: list[str]) -> ChatRespon
         return None
 
 
-_MISSING_META = "entry.json is missing"
+#: :func:`_read_meta`'s answer when there is no entry.json at all (an absent entry, not a problem).
+_NO_META: dict[str, Any] = {}
 
 
-def _read(path: str, name: str, problems: list[str]) -> bytes | None:
+def _read(path: str, name: str, problems: list[str], *, absent: list[bool] | None = None) -> bytes | None:
     try:
         return read_file(path, no_follow=True)
     except (FileNotFoundError, NotADirectoryError):
+        if absent is not None:
+            absent.append(True)
+            return None
         problems.append(f"{name} is missing")
     except NotAFile as exc:
         problems.append(f"{name} {exc}")
@@ -184,7 +206,11 @@ def _read(path: str, name: str, problems: list[str]) -> bytes | None:
 
 
 def _read_meta(path: str, problems: list[str]) -> dict[str, Any] | None:
-    data = _read(path, ENTRY_FILE, problems)
+    """entry.json parsed; ``_NO_META`` when it does not exist, None (with the problem) when unusable."""
+    missing: list[bool] = []
+    data = _read(path, ENTRY_FILE, problems, absent=missing)
+    if missing:
+        return _NO_META
     if data is None:
         return None
     try:
