@@ -10,7 +10,6 @@ import shutil
 from pathlib import Path
 
 from conftest import Project
-
 from harness.cache.verify import EntryStatus, verify_entry
 
 
