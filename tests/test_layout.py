@@ -20,7 +20,7 @@ def _quick_start() -> list[str]:
 def test_readme_quick_start_is_exactly_two_commands() -> None:
     commands = _quick_start()
     assert commands == ['pip install -e ".[examples]" && python -m harness run',
-                        'pip install -e ".[test]" && python -m pytest']
+                        'pip install -e ".[test]" && python -m pytest -n auto']
 
 
 def test_ci_runs_both_quick_start_commands() -> None:
