@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from conftest import YES, Project
-from harness.judges.registry import ENTRY_POINT_GROUP, JudgeRegistry
 from harness.judges.parse import interpret, parse_score
+from harness.judges.registry import ENTRY_POINT_GROUP, JudgeRegistry
 
 JUDGE = {"provider": "anthropic", "model": "claude-judge-1",
          "evaluators": ["relevance", "completeness"]}
