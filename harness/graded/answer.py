@@ -41,6 +41,10 @@ class AnswerReader(Generic[V]):
     unreadable: str
     """The reason when nothing in the answer reads (the answer's excerpt follows)."""
 
+    def read(self, text: str | None) -> tuple[V | None, str]:
+        """``(verdict, reason)`` of an answer: :func:`read_answer` with this reader."""
+        return read_answer(self, text)
+
 
 def read_answer(reader: AnswerReader[V], text: str | None) -> tuple[V | None, str]:
     """``(verdict, reason)``; ``(None, why)`` when the answer holds no verdict."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from harness.graded.answer import AnswerReader, read_answer
+from harness.graded.answer import AnswerReader
 
 #: Score -> interpretation. Unparseable output is ``inconclusive``; no answer is ``not_evaluated``.
 BANDS: dict[int, str] = {1: "poor", 2: "poor", 3: "average", 4: "good", 5: "exceptional"}
@@ -58,6 +58,5 @@ SCORE = AnswerReader[int](
     unreadable="the judge output could not be parsed as a 1-5 score")
 
 
-def parse_score(text: str | None) -> tuple[int | None, str]:
-    """``(score, reason)`` from a judge's answer; ``(None, why)`` when it cannot be read."""
-    return read_answer(SCORE, text)
+#: ``(score, reason)`` from a judge's answer; ``(None, why)`` when it cannot be read.
+parse_score = SCORE.read

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from harness.graded.answer import AnswerReader, read_answer
+from harness.graded.answer import AnswerReader
 
 Verdict = Literal["pass", "fail"]
 
@@ -38,6 +38,5 @@ PASS_FAIL = AnswerReader[Verdict](
     unreadable="the judge's answer is neither pass nor fail")
 
 
-def parse_verdict(text: str | None) -> tuple[Verdict | None, str]:
-    """``(verdict, reason)``; ``(None, why)`` when the answer is neither a pass nor a fail."""
-    return read_answer(PASS_FAIL, text)
+#: ``(verdict, reason)``; ``(None, why)`` when the answer is neither a pass nor a fail.
+parse_verdict = PASS_FAIL.read
