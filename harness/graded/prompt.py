@@ -2,7 +2,8 @@
 
 Every byte of it enters the grader's cache key, so the layout is fixed: a
 change here turns every recorded judge and rubric answer into a miss (reported
-as not evaluated) until re-recorded. ``tests/test_graded.py`` pins keys of both kinds.
+as not evaluated) until re-recorded. A key of each kind is pinned (``tests/test_graded.py``,
+``tests/test_rubric.py``).
 """
 
 from __future__ import annotations
