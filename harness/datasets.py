@@ -29,6 +29,7 @@ from harness.entities import Agent, JsonObject, Scenario
 from harness.errors import DatasetError, Problem
 from harness.execution import find_entrypoint
 from harness.judges import resolve_judges
+from harness.judges.registry import JudgeRegistry
 from harness.links import symlink_problems, through_link
 from harness.manual import see
 from harness.metrics import check_metrics, expected_in
@@ -111,17 +112,21 @@ class Selection:
         return [s for s in scenarios if self.matches(s)]
 
 
-def load_dataset(config: HarnessConfig) -> Dataset:
-    """Load and validate the whole datasets tree, or raise one DatasetError listing all problems."""
-    loader = _Loader(config)
+def load_dataset(config: HarnessConfig, judges: JudgeRegistry | None = None) -> Dataset:
+    """Load and validate the whole datasets tree, or raise one DatasetError listing all problems.
+
+    ``judges``: the evaluators scenarios may name (default: the built-in ones and those of
+    installed ``offline_evals.judges`` entry points)."""
+    loader = _Loader(config, judges or JudgeRegistry.discover())
     return loader.load()
 
 
 class _Loader:
     """Accumulates problems while walking the tree; never stops at the first one."""
 
-    def __init__(self, config: HarnessConfig) -> None:
+    def __init__(self, config: HarnessConfig, judges: JudgeRegistry) -> None:
         self.config = config
+        self.judges = judges
         self.root = config.datasets
         self.problems: list[Problem] = []
         self.cache_rel = config.relative(config.cache)
@@ -493,7 +498,8 @@ class _Loader:
         agent = self._agent
         if agent is None:
             return ()
-        resolved, problems = resolve_judges(items, agent.judge, agent.directory, file, self._inside)
+        resolved, problems = resolve_judges(items, agent.judge, agent.directory, file, self._inside,
+                                            self.judges)
         self.problems.extend(problems)
         return resolved
 

@@ -14,13 +14,13 @@ from typing import Any
 
 from harness.clients.caching import BoundClient
 from harness.entities import Agent, AgentOutput, JsonObject, JudgeScore
-from harness.judges import evaluate_judges, not_evaluated
-from harness.judges.honesty import honest_judges, honest_rubric
+from harness.graded.honesty import honest
+from harness.judges import JUDGE, evaluate_judges, not_evaluated
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.provenance import sources_by_purpose
 from harness.refresh.deferral import CallDeferred
 from harness.results import IterationResult
-from harness.rubric import PURPOSE_PREFIX, grade_rubric
+from harness.rubric import RUBRIC, grade_rubric
 
 
 def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
@@ -49,12 +49,11 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
         raise deferred
     sources = sources_by_purpose(client.calls)
     if any(sources.values()):  # provenance known: say where every judge answer came from
-        judges = tuple(replace(j, source=sources.get(f"judge:{j.name}", "")) for j in judges)
-        rubric = tuple(replace(r, source=sources.get(f"{PURPOSE_PREFIX}{r.name}", ""))
-                       for r in rubric)
-        # scripted answers grade only the response they name (harness.judges.honesty)
-        judges = honest_judges(judges, judge_ties)
-        rubric = honest_rubric(rubric, rubric_ties)
+        judges = tuple(replace(j, source=sources.get(JUDGE.purpose(j.name), "")) for j in judges)
+        rubric = tuple(replace(r, source=sources.get(RUBRIC.purpose(r.name), "")) for r in rubric)
+        # scripted answers grade only the response they name (harness.graded.honesty)
+        judges = honest(JUDGE, judges, judge_ties)
+        rubric = honest(RUBRIC, rubric, rubric_ties)
     samples = samples_of(agent, scenario, output, result.verdicts, expected, actual)
     return IterationResult(  # every field spelled out: dataclasses.replace() costs more
         scenario, result.iteration, result.status, result.verdicts, result.message,

@@ -168,7 +168,7 @@ def server() -> Iterator[ProviderServer]:
 
 def graded(answer: Any) -> str:
     """The ``graded_sha256`` that ties a scripted judge answer to a scripted json ``answer``: the
-    sha256 of the response as judges see it (harness.judges.honesty)."""
+    sha256 of the response as judges see it (harness.graded.honesty)."""
     rendered = json.dumps(answer, ensure_ascii=False, indent=2)
     return hashlib.sha256(rendered.encode("utf-8")).hexdigest()
 

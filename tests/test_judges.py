@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from conftest import YES, Project
-from harness import judges
 from harness.judges.parse import interpret, parse_score
+from harness.judges.registry import ENTRY_POINT_GROUP, JudgeRegistry
 
 JUDGE = {"provider": "anthropic", "model": "claude-judge-1",
          "evaluators": ["relevance", "completeness"]}
@@ -198,20 +199,68 @@ def test_judge_declarations_are_validated_at_load(project: Project, judge: list[
     assert message in outcome.err
 
 
-def test_registered_judges_are_an_extension_point(project: Project,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(judges, "_REGISTRY", dict(judges._REGISTRY))
-    judges.register_judge("brevity", "Rate how brief the reply is. Reply with JSON score, reason.")
+def _installed(site: Path, entry_points: str, module: str) -> None:
+    """A real installed distribution (dist-info + module) under ``site``, for importlib.metadata."""
+    info = site / "brevity_evals-1.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: brevity-evals\nVersion: 1.0\n",
+                                   encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\n{entry_points}",
+                                           encoding="utf-8")
+    (site / "brevity_evals.py").write_text(module, encoding="utf-8")
+
+
+def test_an_entry_point_registers_a_judge_for_every_front_end(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _installed(tmp_path / "site", "brevity = brevity_evals:BREVITY\n",
+               'BREVITY = "Rate how brief the reply is. Reply with JSON score, reason."\n')
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "brevity_evals", raising=False)
     project.agent(judge={**JUDGE, "evaluators": ["brevity"]})
     project.scenario("helper/acme/greeting", {"answer": "yes"})
     project.script("helper", "*#judge:brevity",
                    {"json": {"score": 5, "reason": "short", "graded_sha256": YES}})
     project.record()
     outcome = project.run("run")
-    assert outcome.code == 0
+    assert outcome.code == 0, outcome.err
     assert project.records()[-1]["judges"][0]["interpretation"] == "exceptional"
+
+
+def test_a_broken_judge_entry_point_is_named_with_its_fix(
+        project: Project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _installed(tmp_path / "site", "terse = no_such_module:X\nnumber = brevity_evals:NUMBER\n",
+               "NUMBER = 3\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.delitem(sys.modules, "brevity_evals", raising=False)
+    project.agent(judge=JUDGE)
+    project.scenario("helper/acme/greeting", {"answer": "yes"})
+    outcome = project.run("run")
+    assert outcome.code == 2
+    assert (f"entry point terse = no_such_module:X (group {ENTRY_POINT_GROUP}): cannot be "
+            "imported (ModuleNotFoundError") in outcome.err
+    assert "fix the module or the value" in outcome.err
+    assert ("entry point number = brevity_evals:NUMBER (group offline_evals.judges): gives a int; "
+            "point it at a harness.judges.Evaluator or a prompt string") in outcome.err
+
+
+def test_a_registry_is_an_object_the_loader_is_given(project: Project) -> None:
+    from harness.config import load_config
+    from harness.datasets import load_dataset
+    from harness.errors import DatasetError
+
+    project.agent(judge={**JUDGE, "evaluators": ["brevity"]})
+    project.scenario("helper/acme/greeting", {"answer": "yes"})
+    builtin = JudgeRegistry.builtin()
+    mine = builtin.with_judge("brevity", "Rate how brief the reply is.")
+    dataset = load_dataset(load_config(project.root), judges=mine)
+    (judge,) = dataset.scenarios[0].judge
+    assert (judge["name"], judge["prompt"], judge["source"]) == (
+        "brevity", "Rate how brief the reply is.", "registered")
+    assert builtin.get("brevity") is None  # with_judge made a new registry
+    with pytest.raises(DatasetError, match="unknown judge 'brevity'"):
+        load_dataset(load_config(project.root))  # another load does not see it
     with pytest.raises(ValueError, match="must match"):
-        judges.register_judge("Bad Name", "x")
+        builtin.with_judge("Bad Name", "x")
 
 
 def test_scripted_judges_answer_as_the_judge_model(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from conftest import YES, Project, graded
 from harness.entities import AgentOutput, ChatResponse, ToolCall
-from harness.judges.honesty import INCONCLUSIVE, fingerprint, tie_problem
+from harness.graded.honesty import INCONCLUSIVE, fingerprint, tie_problem
 
 JUDGE = {"provider": "openai", "model": "gpt-judge-1", "evaluators": ["relevance"]}
 RUBRIC = [{"name": "polite", "rule": "The answer is polite."}]
@@ -83,10 +83,12 @@ def test_ties_by_exact_text_by_prose_line_and_short_prefixes() -> None:
 
 def test_a_real_judges_answer_is_never_checked_for_a_tie(project: Project) -> None:
     from harness.entities import JudgeScore, RubricResult
-    from harness.judges.honesty import honest_judges, honest_rubric
+    from harness.graded.honesty import honest
+    from harness.judges import JUDGE
+    from harness.rubric import RUBRIC
 
     problem = {"relevance": "untied", "polite": "untied"}
     real = JudgeScore("relevance", 4, "good", "ok", "openai", "m", source="provider")
-    assert honest_judges([real], problem) == (real,)
+    assert honest(JUDGE, [real], problem) == (real,)
     rubric = RubricResult("polite", "r", "pass", "ok", "openai", "m", source="provider")
-    assert honest_rubric([rubric], problem) == (rubric,)
+    assert honest(RUBRIC, [rubric], problem) == (rubric,)

@@ -24,17 +24,30 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
+from dataclasses import replace
+from functools import partial
 from typing import Any
 
 from harness.entities import AgentOutput, JsonObject, RubricResult, Scenario
-from harness.errors import HarnessError
-from harness.judges import JudgeClient, build_judge_request
-from harness.judges.honesty import tie_problem
-from harness.refresh.deferral import CallDeferred
-from harness.rubric.parse import parse_verdict
+from harness.graded.call import GraderClient, grade, grade_each
+from harness.graded.kind import GradedKind
+from harness.graded.prompt import build_request
+from harness.rubric.parse import PASS_FAIL, Verdict
 
+#: Rubric items as a kind of graded call: pass or fail, inconclusive when neither can be read.
+RUBRIC: GradedKind[Verdict, RubricResult] = GradedKind(
+    name="rubric", noun="rubric item", reader=PASS_FAIL,
+    result=lambda item, verdict, reason: RubricResult(
+        str(item["name"]), str(item["rule"]), verdict or "inconclusive", reason,
+        str(item["provider"]), str(item["model"])),
+    missing=lambda item, reason, warning: RubricResult(
+        str(item["name"]), str(item["rule"]), "not_evaluated", reason, str(item["provider"]),
+        str(item["model"]), warning=warning),
+    graded=lambda result: result.outcome in ("pass", "fail"),
+    inconclusive=lambda result, reason: replace(result, outcome="inconclusive", reason=reason),
+)
 #: Prefix of the ``purpose`` of a rubric call (``rubric:<name>``), as recorded in entry.json.
-PURPOSE_PREFIX = "rubric:"
+PURPOSE_PREFIX = RUBRIC.purpose("")
 
 #: The grading prompt (the judge's system message). Changing it changes every rubric key.
 RUBRIC_PROMPT = """\
@@ -51,6 +64,10 @@ The expected behaviour tells you what the scenario is about; it is context, not 
 Reply with one JSON object and nothing else:
 {"verdict": "pass" or "fail", "reason": "<one or two sentences; for a fail, the part that breaks the rule>"}
 """
+
+
+#: The reason of an item that applies to an iteration with no output (no call is made).
+NO_OUTPUT = "the agent produced no output to grade"
 
 
 def applies(item: Mapping[str, Any], scenario: Scenario, output: AgentOutput | None,
@@ -78,49 +95,27 @@ def applies(item: Mapping[str, Any], scenario: Scenario, output: AgentOutput | N
 def build_rubric_request(item: Mapping[str, Any], scenario: Scenario, request: Mapping[str, Any],
                          output: AgentOutput) -> JsonObject:
     """The judge's canonical request: the grading prompt, then the case and the rule."""
-    judge_request = build_judge_request({"prompt": RUBRIC_PROMPT, "options": item["options"]},
-                                        scenario, request, output)
-    case = judge_request["messages"][1]
-    case["content"] = f"{case['content']}\n# Rule\n{item['rule']}\n"
-    return judge_request
+    return build_request(RUBRIC_PROMPT, item["options"], scenario, request, output,
+                         rule=str(item["rule"]))
 
 
 def grade_rubric(scenario: Scenario, request: Mapping[str, Any], output: AgentOutput | None,
-                 client: JudgeClient, *, expected: Any = None, actual: Any = None,
+                 client: GraderClient, *, expected: Any = None, actual: Any = None,
                  ties: dict[str, str | None] | None = None,
                  ) -> tuple[RubricResult, ...]:
     """One result per applicable item; a judge that cannot answer gives ``not_evaluated``.
 
     ``ties``, when given, receives per item whether its answer is tied to this response
-    (see :mod:`harness.judges.honesty`)."""
-    results = []
-    deferred: CallDeferred | None = None
+    (see :mod:`harness.graded.honesty`)."""
+    asks = []
     for item in scenario.rubric:
         holds = applies(item, scenario, output, expected, actual)
         if holds is False:
             continue
-        name, provider, model = str(item["name"]), str(item["provider"]), str(item["model"])
-        rule = str(item["rule"])
         if output is None or holds is None:
-            results.append(RubricResult(name, rule, "not_evaluated",
-                                        "the agent produced no output to grade", provider, model))
-            continue
-        try:
-            response = client.complete(build_rubric_request(item, scenario, request, output),
-                                       provider=provider, model=model,
-                                       purpose=f"{PURPOSE_PREFIX}{name}")
-        except CallDeferred as exc:  # --batch: queue every item of the iteration in one round
-            deferred = exc
-            continue
-        except HarnessError as exc:
-            results.append(RubricResult(name, rule, "not_evaluated", "the judge gave no answer",
-                                        provider, model, warning=f"rubric {name}: {exc}"))
-            continue
-        verdict, reason = parse_verdict(response.content)
-        if ties is not None:
-            ties[name] = tie_problem(response.content, output)
-        results.append(RubricResult(name, rule, verdict or "inconclusive", reason, provider, model))
-    if deferred is not None:
-        raise deferred
-    return tuple(results)
-
+            asks.append(partial(RUBRIC.missing, item, NO_OUTPUT, ""))
+        else:
+            asks.append(partial(grade, RUBRIC, item,
+                                build_rubric_request(item, scenario, request, output), client,
+                                output, ties))
+    return grade_each(asks)

@@ -16,7 +16,8 @@ from typing import Any
 
 from harness.entities import JsonObject
 from harness.errors import Problem
-from harness.judges import DEFAULT_OPTIONS
+from harness.graded.grader import resolve_grader
+from harness.rubric.grade import RUBRIC
 
 #: Where an item may be declared, from the least to the most specific.
 ORIGINS = ("agent", "tenant", "scenario")
@@ -43,13 +44,9 @@ def check_rubric(items: Sequence[Mapping[str, Any]] | None, agent_judge: Mapping
                                     "keep one, or give the second another name"))
             continue
         seen.add(name)
-        provider = item.get("provider") or agent_judge.get("provider")
-        model = item.get("model") or agent_judge.get("model")
-        if not provider or not model:
-            problems.append(Problem(
-                file, where, f"rubric item '{name}' has no judge model to grade it",
-                "add judge: {provider: ..., model: ...} to agent.yaml, or provider and model "
-                "to this item"))
+        grader = resolve_grader(RUBRIC.noun, name, item, agent_judge, file, where)
+        if isinstance(grader, Problem):
+            problems.append(grader)
             continue
         when = dict(item.get("when") or {})
         unknown = sorted(set(when.get("tools") or []) - declared)
@@ -59,11 +56,9 @@ def check_rubric(items: Sequence[Mapping[str, Any]] | None, agent_judge: Mapping
                 f"names tool(s) the agent does not declare: {', '.join(unknown)}",
                 f"use one of {', '.join(sorted(declared)) or '(the agent declares no tool)'}"))
             continue
-        options = {**DEFAULT_OPTIONS, **dict(agent_judge.get("options") or {}),
-                   **dict(item.get("options") or {})}
         resolved.append({"name": name, "rule": str(item["rule"]).strip(), "when": when,
-                         "provider": str(provider), "model": str(model), "options": options,
-                         "origin": origin})
+                         "provider": grader["provider"], "model": grader["model"],
+                         "options": grader["options"], "origin": origin})
     return tuple(resolved), problems
 
 

@@ -25,14 +25,27 @@ import hashlib
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
-from harness.entities import AgentOutput, JudgeScore, RubricResult
+from harness.entities import AgentOutput
+from harness.graded.kind import GradedKind
 from harness.provenance import SCRIPTED
 
-__all__ = ["INCONCLUSIVE", "MIN_PREFIX", "fingerprint", "honest_judges", "honest_rubric",
-           "rendered", "tie_problem"]
+__all__ = ["INCONCLUSIVE", "MIN_PREFIX", "fingerprint", "honest", "rendered", "tie_problem"]
+
+
+
+class Graded(Protocol):
+    """What the check reads of a result: its item's name and where its answer came from."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+R = TypeVar("R", bound=Graded)
 
 #: What an untied scripted answer reads as, in every report.
 INCONCLUSIVE = "inconclusive (scripted: no real judge)"
@@ -85,28 +98,17 @@ def tie_problem(content: str | None, output: AgentOutput) -> str | None:
             f"graded_sha256: {mine} after reviewing this response)")
 
 
-def honest_judges(judges: Iterable[JudgeScore], ties: dict[str, str | None]) -> tuple[JudgeScore, ...]:
-    """Scripted scores whose answer is not tied to the graded response become inconclusive.
+def honest(kind: GradedKind[Any, R], results: Iterable[R], ties: dict[str, str | None],
+           ) -> tuple[R, ...]:
+    """Scripted results whose answer is not tied to the graded response become inconclusive.
 
-    ``ties`` maps a judge name to :func:`tie_problem` of its answer (absent: not checked).
-    """
-    found = []
-    for judge in judges:
-        problem = ties.get(judge.name)
-        if judge.source == SCRIPTED and problem is not None and judge.score is not None:
-            judge = replace(judge, score=None, interpretation="inconclusive", reason=problem)
-        found.append(judge)
-    return tuple(found)
-
-
-def honest_rubric(results: Iterable[RubricResult],
-                  ties: dict[str, str | None]) -> tuple[RubricResult, ...]:
-    """Scripted pass/fail outcomes not tied to the graded response become inconclusive."""
+    ``ties`` maps an item name to :func:`tie_problem` of its answer (absent: not checked);
+    a real grader's answer (``source`` not ``scripted``) is never changed, and neither is a
+    result with no verdict to take away."""
     found = []
     for result in results:
         problem = ties.get(result.name)
-        if (result.source == SCRIPTED and problem is not None
-                and result.outcome in ("pass", "fail")):
-            result = replace(result, outcome="inconclusive", reason=problem)
+        if result.source == SCRIPTED and problem is not None and kind.graded(result):
+            result = kind.inconclusive(result, problem)
         found.append(result)
     return tuple(found)
