@@ -79,12 +79,15 @@ def open_state(directory: Path, what: str, consequence: str) -> diskcache.Cache:
     except (sqlite3.DatabaseError, OSError) as exc:
         raise RefreshStateError(f"the {what} at {directory} cannot be opened ({exc}). Fix: {fix}") from None
     try:
-        marker = cache.get(FORMAT_KEY, retry=True)
-        if marker is None:
-            if len(cache):
-                raise ForeignRow("rows without the format marker")
-            cache.set(FORMAT_KEY, FORMAT, retry=True)
-        elif marker != FORMAT:
+        # one transaction: two processes creating the folder at once must not see each other's
+        # marker as "rows without the format marker" (read, count and write are one step)
+        with cache.transact(retry=True):
+            marker = cache.get(FORMAT_KEY)
+            if marker is None:
+                if len(cache):
+                    raise ForeignRow("rows without the format marker")
+                cache.set(FORMAT_KEY, FORMAT)
+        if marker is not None and marker != FORMAT:
             raise ForeignRow(f"format {marker!r}")
     except (ForeignRow, sqlite3.DatabaseError, ValueError) as exc:
         cache.close()
