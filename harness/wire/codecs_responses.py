@@ -69,7 +69,7 @@ def decode_response(data: Any, where: str = "the answer") -> ChatResponse:
     elif status == "incomplete":
         details = response.get("incomplete_details")
         why = details.get("reason") if isinstance(details, dict) else None
-        if why not in INCOMPLETE_REASONS:
+        if not isinstance(why, str) or why not in INCOMPLETE_REASONS:
             raise WireDecodeError(f"{where} is incomplete for an unknown reason {why!r:.40} "
                                   f"(known: {', '.join(INCOMPLETE_REASONS)})")
         reason = INCOMPLETE_REASONS[why]
