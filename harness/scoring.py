@@ -18,8 +18,8 @@ from harness.judges import evaluate_judges, not_evaluated
 from harness.judges.honesty import honest_judges, honest_rubric
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.provenance import sources_by_purpose
+from harness.record import IterationResult
 from harness.refresh.deferral import CallDeferred
-from harness.results import IterationResult
 from harness.rubric import PURPOSE_PREFIX, grade_rubric
 
 

@@ -40,9 +40,9 @@ from harness.entities import ChatCall, ChatResponse, Scenario
 from harness.errors import ConfigError, ProviderError
 from harness.key import compute_key
 from harness.providers.batching import MAX_REQUESTS, BatchAPI
+from harness.record import IterationResult
 from harness.refresh.deferral import CallDeferred
 from harness.refresh.journal import Journal, describe
-from harness.results import IterationResult
 
 #: Seconds between two polls of a batch unless ``--batch-poll`` says otherwise.
 DEFAULT_POLL_S = 30.0
