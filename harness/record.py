@@ -21,6 +21,7 @@ Beside the fields, the full record holds values derived from them for its reader
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -167,6 +168,17 @@ class _Field:
     read: Callable[[Mapping[str, Any]], Any]
 
 
+#: The file of a scenario rebuilt from a record (records name the scenario, not its file).
+_NO_FILE = Path()
+
+
+@functools.cache
+def always_written() -> frozenset[str]:
+    """The keys every full record has (``counterexamples`` and ``mutants`` only when there are
+    some): a stored record that has them all needs no defaults filled in."""
+    return frozenset(IterationResult(scenario_of({"scenario": "a/t/n"}), 0, "passed").to_json())
+
+
 def _identity(result: IterationResult) -> dict[str, Any]:
     """Who, which, and how it ended: every form of a record starts with these."""
     scenario = result.scenario
@@ -177,14 +189,15 @@ def _identity(result: IterationResult) -> dict[str, Any]:
 
 def scenario_of(record: Mapping[str, Any]) -> Scenario:
     """The scenario as a record describes it (identity, type, description, tags, review, its
-    last user input): enough to write the record again, not to run it."""
+    last user input): enough to write the record again, not to run it. A record does not say
+    where its scenario file is: ``file`` is :data:`_NO_FILE`."""
     scenario_id = str(record["scenario"])
     agent, _, rest = scenario_id.partition("/")
     tenant, _, name = rest.partition("/")
     given = record.get("input")
     return Scenario(
         agent=str(record.get("agent", agent)), tenant=str(record.get("tenant", tenant)),
-        name=str(record.get("name", name)), file=Path(scenario_id),
+        name=str(record.get("name", name)), file=_NO_FILE,
         type=str(record.get("type", "")), description=str(record.get("description") or ""),
         messages=({"role": "user", "content": given},) if given is not None else (),
         context=None, params={}, iterations=1, expect=(), judge=(),

@@ -62,3 +62,17 @@ def test_every_old_record_reads_through_from_json() -> None:
         kept = {k: v for k, v in stored.items() if k not in ("transcript_path", "transcript_line")}
         assert {k: written[k] for k in kept} == kept
         assert written["answer_source"] == ""  # not written by b7e88ca: the default
+
+
+def test_a_line_that_is_no_record_is_named_with_its_file_and_line(old: Project) -> None:
+    records = old.results / "results" / RUN_B / "records.jsonl"
+    lines = records.read_text(encoding="utf-8").splitlines()
+    edited = json.loads(lines[1])
+    del edited["judges"][0]["name"]  # a hand edit, or another tool's line
+    lines[1] = json.dumps(edited)
+    records.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    outcome = old.run("report", "--run", RUN_B)
+    assert outcome.code == 2
+    assert "eval-report-record-unreadable" in outcome.err
+    assert f"{records} line 2: not an iteration record this harness can read (KeyError: 'name')" in outcome.err
+    assert old.run("report", "--run", RUN_A).code == 0  # the other run still reads

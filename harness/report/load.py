@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.cache.store import parse_time
 from harness.errors import HarnessError
-from harness.record import IterationResult
+from harness.record import IterationResult, always_written
 from harness.recordwriter import RESULTS_DIR, RUN_FILE
 from harness.report.model import RunView
 
@@ -123,12 +123,14 @@ def read_record(record: dict[str, Any], where: str) -> dict[str, Any]:
     Raises :class:`RecordUnreadable` naming ``where`` when the record is not one.
     """
     try:
-        written = IterationResult.from_json(record).to_json()
+        result = IterationResult.from_json(record)
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise RecordUnreadable(
             f"{where}: not an iteration record this harness can read ({type(exc).__name__}: "
             f"{exc}); re-run the run, or delete the line to report the rest") from None
-    return {**written, **record}
+    if always_written() <= record.keys():
+        return record  # written by this version: writing it again would give it back
+    return {**result.to_json(), **record}
 
 
 def load_run(results_root: Path, run_id: str | None = None, *, trend: int = TREND_RUNS) -> RunView:
