@@ -74,5 +74,6 @@ def test_a_line_that_is_no_record_is_named_with_its_file_and_line(old: Project) 
     outcome = old.run("report", "--run", RUN_B)
     assert outcome.code == 2
     assert "eval-report-record-unreadable" in outcome.err
-    assert f"{records} line 2: not an iteration record this harness can read (KeyError: 'name')" in outcome.err
+    assert (f"{records} line 2: not an iteration record this harness can read (KeyError: 'name')"
+            in outcome.err)
     assert old.run("report", "--run", RUN_A).code == 0  # the other run still reads
