@@ -24,7 +24,7 @@ from harness.entities import (
     Usage,
     Verdict,
 )
-from harness.record import SLIM_FIELDS, SUMMARY_FIELDS, IterationResult, scenario_of
+from harness.record import _FIELDS, SLIM_FIELDS, SUMMARY_FIELDS, IterationResult, scenario_of
 
 NO_NOISE = ("-p", "no:benchmark", "-p", "no:cacheprovider")
 
@@ -90,6 +90,14 @@ results = st.builds(
                                              "content": text}), 2),
     duration_ms=millis, counterexamples=tuples(counterexamples, 2),
     mutants=st.none() | json_object)
+
+
+def test_every_field_of_the_result_type_has_its_one_entry_in_the_record_table() -> None:
+    """A field added to IterationResult without an entry would be neither written nor read
+    (and the strategy below would leave it at its default): this is where it shows."""
+    identity = {"scenario", "iteration", "status", "message"}
+    assert {f.name for f in fields(IterationResult)} == identity | set(_FIELDS)
+    assert set(SUMMARY_FIELDS) <= set(_FIELDS) and set(SLIM_FIELDS) <= set(SUMMARY_FIELDS)
 
 
 def through_json(record: dict[str, Any]) -> dict[str, Any]:
