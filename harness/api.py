@@ -34,12 +34,15 @@ from harness.datasets import Dataset, Selection, load_dataset
 from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError, WriteFailed
 from harness.execution import run_agent
+from harness.key import request_digest
 from harness.links import refuse_symlinks
 from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
 from harness.options import validate_options as validate_options  # the library's option rules
 from harness.provenance_gate import gate, requirement
+from harness.record import IterationResult
+from harness.recordwriter import ResultWriter
 from harness.refresh.ledger import Ledger
-from harness.results import IterationResult, ResultWriter, RunSummary, new_run_id, request_digest
+from harness.runsummary import RunSummary, new_run_id
 from harness.scoring import metric_values, score_iteration
 from harness.selecting import require_selected
 from harness.shards import ShardSpec, plan_shard

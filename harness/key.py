@@ -49,3 +49,9 @@ def compute_key(call: ChatCall) -> str:
 def short_key(key: str) -> str:
     """The entry folder name; a prefix collision reads as a miss, never as a wrong answer."""
     return key[:SHORT_KEY_LENGTH]
+
+
+def request_digest(request: dict[str, Any]) -> str:
+    """A short fingerprint of the canonical request alone (no provider, model or scenario): a
+    run record names which request an iteration sent without holding it."""
+    return hashlib.sha256(canonical_json(request)).hexdigest()[:16]

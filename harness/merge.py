@@ -24,23 +24,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from harness.aggregates import judge_means, rubric_summary
 from harness.atomic import write_file
 from harness.cache.store import parse_time
 from harness.counterexamples import strength
 from harness.errors import HarnessError
 from harness.manual import see
 from harness.metrics import MetricSpec, MetricValue, aggregate_specs
+from harness.recordwriter import RECORDS_FILE, RESULTS_DIR, RUN_FILE
 from harness.refresh.ledger import tally_of_records
 from harness.report.load import RunInfo, find_run, list_runs, load_records
 from harness.report.model import failing, is_blocking
-from harness.results import (
-    RECORDS_FILE,
-    RESULTS_DIR,
-    RUN_FILE,
-    judge_means,
-    new_run_id,
-    rubric_summary,
-)
+from harness.runsummary import new_run_id
 
 
 class MergeRefused(HarnessError):
@@ -210,7 +205,7 @@ def merge_runs(results_root: Path, refs: Sequence[str], *, now: datetime | None 
 
 def merged_run_data(run_id: str, shards: Sequence[Mapping[str, Any]],
                     records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """``run.json`` of the merged run, in the shape :func:`harness.results.run_data` writes,
+    """``run.json`` of the merged run, in the shape :func:`harness.recordwriter.run_data` writes,
     every aggregate computed over ``records``."""
     selection = {k: v for k, v in (shards[0].get("selection") or {}).items() if k != "shard"}
     stamp_problem = next((str(s["stamp_problem"]) for s in shards if s.get("stamp_problem")), "")

@@ -21,8 +21,8 @@ from dataclasses import replace
 from harness.cache.rerecords import FailedRerecord
 from harness.entities import Agent
 from harness.provenance import PROVIDER, call_source
+from harness.record import IterationResult
 from harness.rerecord import rerecord_command
-from harness.results import IterationResult
 
 #: Values of ``require_provenance``; ``any`` (the default) gates nothing.
 REQUIREMENTS = ("any", "provider")

@@ -31,14 +31,9 @@ from harness.datasets import SCENARIO_SUFFIXES, Selection
 from harness.entities import Scenario
 from harness.errors import HarnessError
 from harness.pytest_entry import touches
+from harness.record import IterationResult
 from harness.report.terminal import failure_text, render_summary
-from harness.results import (
-    IterationResult,
-    RunSummary,
-    new_run_id,
-    result_from_record,
-    summary_record_of,
-)
+from harness.runsummary import RunSummary, new_run_id
 from harness.shards import ShardSpec
 
 _RUN_ID_KEY = "harness_run_id"
@@ -313,7 +308,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     outcome = yield
     report = outcome.get_result()
     if isinstance(item, EvalItem) and report.when == "call" and item.result is not None:
-        report.harness_record = summary_record_of(item.result)
+        report.harness_record = item.result.to_json("summary")
 
 
 class _Reporter:
@@ -398,7 +393,7 @@ def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
         return None
     order = {(s.id, i): n for n, (s, i) in enumerate(session.plan())}
     by_id = {s.id: s for s in session.dataset.scenarios}
-    results = [result_from_record(r, by_id[r["scenario"]]) for r in state.records
+    results = [IterationResult.from_json(r, by_id[r["scenario"]]) for r in state.records
                if r["scenario"] in by_id]
     results.sort(key=lambda r: order.get((r.scenario.id, r.iteration), len(order)))
     return RunSummary(run_id=session.summary.run_id, started=session.summary.started,

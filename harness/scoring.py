@@ -18,8 +18,8 @@ from harness.graded.honesty import honest
 from harness.judges import JUDGE, evaluate_judges, not_evaluated
 from harness.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.provenance import sources_by_purpose
+from harness.record import IterationResult
 from harness.refresh.deferral import CallDeferred
-from harness.results import IterationResult
 from harness.rubric import RUBRIC, grade_rubric
 
 

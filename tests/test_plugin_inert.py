@@ -21,8 +21,8 @@ from conftest import Project
 
 #: What the plugin must not import before ``--evals`` (the library and its dependencies).
 HEAVY = ("harness.pytest_plugin", "harness.api", "harness.datasets", "harness.config",
-         "harness.results", "harness.report", "harness.cache", "jsonschema", "yaml", "tabulate",
-         "diskcache")
+         "harness.record", "harness.recordwriter", "harness.report", "harness.cache", "jsonschema",
+         "yaml", "tabulate", "diskcache")
 
 
 @pytest.fixture

@@ -9,9 +9,9 @@ import time
 from pathlib import Path
 
 from harness.entities import Scenario
+from harness.record import IterationResult
 from harness.refresh.ledger import Ledger
 from harness.refresh.progress import Progress
-from harness.results import IterationResult
 
 SCENARIO = Scenario("helper", "acme", "greeting", Path("x.yaml"), "positive", "", (), None, {}, 1,
                     (), ())

@@ -74,19 +74,29 @@ class CallRecord:
     """The call failed for good (its attempts still count as paid)."""
 
     def to_json(self) -> JsonObject:
-        """The call as a run record lists it."""
+        """The call as a run record lists it (``source``, ``usage`` and ``absent_reason`` only
+        when they are not the defaults of a replayed hit)."""
+        spent = self.usage.input_tokens or self.usage.output_tokens
         return {"key": self.key, "cache_hit": self.cache_hit, "latency_ms": self.latency_ms,
                 "entry": self.entry, **({"purpose": self.purpose} if self.purpose else {}),
                 "obtained": self.obtained, "attempts": self.attempts, "retried": self.retries > 0,
                 "retries": self.retries, **({"failed": True} if self.failed else {}),
+                **({"source": self.source} if self.source != "cache" else {}),
+                **({"usage": {"input_tokens": self.usage.input_tokens,
+                              "output_tokens": self.usage.output_tokens}} if spent else {}),
+                **({"absent_reason": self.absent_reason} if self.absent_reason else {}),
                 "provenance": self.provenance}
 
     @classmethod
     def from_json(cls, data: JsonObject) -> CallRecord:
         """Inverse of :meth:`to_json` (records of older versions lack the accounting fields)."""
         recorded = data.get("provenance")
+        usage = data.get("usage") or {}
         return cls(data["key"], data["cache_hit"], data["latency_ms"], data["entry"],
-                   purpose=data.get("purpose", ""), obtained=data.get("obtained", "cache"),
+                   absent_reason=str(data.get("absent_reason") or ""),
+                   purpose=data.get("purpose", ""), source=data.get("source", "cache"),
+                   usage=Usage(int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))),
+                   obtained=data.get("obtained", "cache"),
                    attempts=int(data.get("attempts", 0)), retries=int(data.get("retries", 0)),
                    provenance=recorded if isinstance(recorded, dict) else None,
                    failed=bool(data.get("failed", False)))

@@ -41,9 +41,9 @@ from harness.entities import ChatCall, ChatResponse, Scenario
 from harness.errors import ConfigError, ProviderError
 from harness.key import compute_key
 from harness.providers.batching import MAX_REQUESTS, BatchAPI
+from harness.record import IterationResult
 from harness.refresh.deferral import CallDeferred
 from harness.refresh.journal import Journal, describe
-from harness.results import IterationResult
 
 if TYPE_CHECKING:
     from harness.wire.binding import WireDeferred

@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from harness.record import IterationResult
 from harness.refresh.ledger import Ledger
-from harness.results import IterationResult
 
 #: The first timer line comes after this many seconds at most.
 FIRST_LINE_S = 1.0

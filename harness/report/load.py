@@ -18,8 +18,9 @@ from typing import Any
 
 from harness.cache.store import parse_time
 from harness.errors import HarnessError
+from harness.record import IterationResult, always_written
+from harness.recordwriter import RESULTS_DIR, RUN_FILE
 from harness.report.model import RunView
-from harness.results import RESULTS_DIR, RUN_FILE
 
 #: How many runs a trend looks back over.
 TREND_RUNS = 10
@@ -29,6 +30,13 @@ class RunNotFound(HarnessError):
     """No finished run matches the id (or there is no run at all)."""
 
     code = "eval-report-run-unknown"
+    exit_code = 2
+
+
+class RecordUnreadable(HarnessError):
+    """A line of a run's records is JSON but no iteration record (edited, or another tool's)."""
+
+    code = "eval-report-record-unreadable"
     exit_code = 2
 
 
@@ -80,29 +88,49 @@ def find_run(runs: list[RunInfo], run_id: str | None) -> RunInfo:
 
 
 def load_records(run_dir: Path) -> list[dict[str, Any]]:
-    """The iteration records of a run, by scenario and iteration.
+    """The iteration records of a run, by scenario and iteration, each read through
+    :meth:`IterationResult.from_json` (:func:`read_record`).
 
     They are the lines of ``records.jsonl`` (and ``records-<worker>.jsonl`` under
     pytest-xdist); runs recorded before records were appended to one file hold one
     ``<agent>/<tenant>/<name>/<iteration>.json`` each, and are read too. A line
     that does not parse (a run killed mid-write) is skipped.
     """
-    found: list[Any] = []
+    found: list[tuple[str, Any]] = []
     for path in sorted(run_dir.glob("records*.jsonl")):
         try:
             lines = path.read_bytes().splitlines()
         except OSError:
             continue
-        for line in lines:
+        for number, line in enumerate(lines, start=1):
             with contextlib.suppress(ValueError):
-                found.append(json.loads(line))
+                found.append((f"{path} line {number}", json.loads(line)))
     for path in run_dir.glob("*/*/*/*.json"):
         try:
-            found.append(json.loads(path.read_text(encoding="utf-8")))
+            found.append((str(path), json.loads(path.read_text(encoding="utf-8"))))
         except (OSError, ValueError):
             continue
-    records = [r for r in found if isinstance(r, dict) and "scenario" in r and "status" in r]
+    records = [read_record(record, where) for where, record in found
+               if isinstance(record, dict) and "scenario" in record and "status" in record]
     return sorted(records, key=lambda r: (str(r["scenario"]), int(r.get("iteration", 0))))
+
+
+def read_record(record: dict[str, Any], where: str) -> dict[str, Any]:
+    """A stored record as this version writes it: read by :meth:`IterationResult.from_json`
+    and written again, so the fields an older version did not write read as their defaults
+    (what it did write is kept as stored, ``transcript_path`` and ``transcript_line`` too).
+
+    Raises :class:`RecordUnreadable` naming ``where`` when the record is not one.
+    """
+    try:
+        result = IterationResult.from_json(record)
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise RecordUnreadable(
+            f"{where}: not an iteration record this harness can read ({type(exc).__name__}: "
+            f"{exc}); re-run the run, or delete the line to report the rest") from None
+    if always_written() <= record.keys():
+        return record  # written by this version: writing it again would give it back
+    return {**result.to_json(), **record}
 
 
 def load_run(results_root: Path, run_id: str | None = None, *, trend: int = TREND_RUNS) -> RunView:

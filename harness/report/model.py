@@ -12,18 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from harness.aggregates import judge_means
 from harness.counterexamples import strength
 from harness.entities import BLOCKING_TYPES, FAILING_STATUSES
 from harness.provenance import answer_source
-from harness.results import (
-    IterationResult,
-    RunSummary,
-    counterexample_record,
-    identity_record,
-    judge_means,
-    run_data,
-    validation_record,
-)
+from harness.record import IterationResult
+from harness.recordwriter import run_data
+from harness.runsummary import RunSummary
 
 #: Table columns after agent, tenant, type: scenarios and iterations, then these counts.
 COLUMNS = ("passed", "rejected", "not evaluated", "missed", "error")
@@ -87,13 +82,19 @@ def view_of_summary(summary: RunSummary, selection: dict[str, Any] | None = None
     return RunView(run_data(summary, selection or {}), [summary_record(r) for r in summary.results])
 
 
+#: The keys of a record that the tables, blocking line and failures of a just-finished run use.
+_VIEW_KEYS = ("scenario", "agent", "tenant", "name", "type", "iteration", "status", "message",
+              "counterexamples", "mutants")
+
+
 def summary_record(result: IterationResult) -> dict[str, Any]:
-    """The fields of an iteration record that the tables, blocking line and failures use."""
-    record: dict[str, Any] = {**identity_record(result), **counterexample_record(result)}
+    """The fields of an iteration record that the tables, blocking line and failures use: a
+    projection of its ``summary`` record (:meth:`IterationResult.to_json`)."""
+    shipped = result.to_json("summary")
+    record = {key: shipped[key] for key in _VIEW_KEYS if key in shipped}
     if result.judges or result.rubric:
-        full = validation_record(result)
-        record["judges"], record["warnings"] = full["judges"], full["warnings"]
-        record["rubric"] = full["rubric"]
+        for key in ("judges", "warnings", "rubric"):
+            record[key] = shipped[key]
     if result.answer_source:
         record["answer_source"] = result.answer_source
     return record

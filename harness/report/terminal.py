@@ -8,6 +8,7 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.mutants.report import mutant_lines
+from harness.record import IterationResult
 from harness.report.grades import (
     FAILURES_SHOWN,
     GROUP,
@@ -28,7 +29,7 @@ from harness.report.model import (
     rows,
     view_of_summary,
 )
-from harness.results import IterationResult, RunSummary, record_of
+from harness.runsummary import RunSummary
 
 #: Judge warnings listed in full before the rest is counted.
 _WARNINGS_SHOWN = 10
@@ -36,7 +37,7 @@ _WARNINGS_SHOWN = 10
 
 def summary_table(results: list[IterationResult]) -> str:
     """Counts per agent x tenant x test type, with a total row."""
-    return coverage_table([record_of(r) for r in results])
+    return coverage_table([r.to_json() for r in results])
 
 
 def coverage_table(records: list[dict[str, Any]], tablefmt: str = "simple") -> str:

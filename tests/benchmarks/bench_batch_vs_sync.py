@@ -35,7 +35,7 @@ from provider_server import TEST_KEY  # noqa: E402
 
 from harness.api import RunOptions, run_evals  # noqa: E402
 from harness.config import load_config  # noqa: E402
-from harness.results import IterationResult  # noqa: E402
+from harness.record import IterationResult  # noqa: E402
 
 
 def make_project(root: Path, provider: str, base_url: str, scenarios: int, judge: bool) -> None:
