@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
@@ -68,6 +69,25 @@ def _resolve(dotted: str) -> object:
     raise AssertionError(f"{dotted}: no module of it can be imported")
 
 
+def _words(tree: ast.AST) -> set[str]:
+    """``eval-...`` words of the string literals of a syntax tree (adjacent literals joined, as
+    Python joins them, so a code split over two lines is still one word)."""
+    words: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            words.update(CODE_FORM.findall(node.value))
+    return words
+
+
+def _prints(function: object, code: str) -> bool:
+    """Whether the source of ``function`` holds ``code`` in a literal, or names a constant of
+    its module whose value is ``code`` (``provenance_gate.CODE``)."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
+    module = inspect.getmodule(function)
+    named = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    return code in _words(tree) or any(getattr(module, name, None) == code for name in named)
+
+
 def test_codes_are_unique_well_formed_and_each_has_a_meaning_and_a_fix() -> None:
     codes = [entry.code for entry in CATALOGUE]
     assert len(codes) == len(set(codes)), sorted(c for c in codes if codes.count(c) > 1)
@@ -112,25 +132,6 @@ def test_every_catalogue_entry_is_raised_by_what_exists() -> None:
             elif not _prints(target, entry.code):
                 problems.append(f"{entry.code}: {dotted} does not print it")
     assert not problems, "\n".join(problems)
-
-
-def _words(tree: ast.AST) -> set[str]:
-    """``eval-...`` words of the string literals of a syntax tree (adjacent literals joined, as
-    Python joins them, so a code split over two lines is still one word)."""
-    words: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            words.update(CODE_FORM.findall(node.value))
-    return words
-
-
-def _prints(function: object, code: str) -> bool:
-    """Whether the source of ``function`` holds ``code`` in a literal, or names a constant of
-    its module whose value is ``code`` (``provenance_gate.CODE``)."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(function)))  # type: ignore[arg-type]
-    module = inspect.getmodule(function)
-    named = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    return code in _words(tree) or any(getattr(module, name, None) == code for name in named)
 
 
 def test_every_code_word_in_a_message_of_the_package_is_catalogued() -> None:
@@ -193,9 +194,9 @@ def _config_error(project: Project) -> None:
     (_dataset_error, "eval-dataset-invalid", "stderr"),
     (_config_error, "eval-config-invalid", "stderr"),
 ])
-def test_the_cli_prints_the_code_and_exits_with_its_status(project: Project, make: object,
-                                                           code: str, stream: str) -> None:
-    make(project)  # type: ignore[operator]
+def test_the_cli_prints_the_code_and_exits_with_its_status(
+        project: Project, make: Callable[[Project], None], code: str, stream: str) -> None:
+    make(project)
     done = _cli(project.root, "run")
     shown = done.stdout if stream == "stdout" else done.stderr
     assert _printed_code(shown) == code, shown
