@@ -187,6 +187,7 @@ def test_questions_finds_your_call_after_a_label_and_skips_one_word_headings() -
     # "What changes:" labels the line that follows; "Which one: A or B." still asks
     passes({"questions": 0}, text_output("What changes: the feed becomes a new signal.\nWhere: this project only."))
     rejects({"questions": 0}, text_output("Which one: the oak table or the walnut one."))
+    rejects({"questions": 0}, text_output("Which: the oak table or the walnut one."))
 
 
 def test_questions_with_a_path_and_a_minimum() -> None:

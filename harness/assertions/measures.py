@@ -80,9 +80,9 @@ _REQUEST_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("i need you to", r"\b(?:i|we)\s+need\s+(?:you\s+to|your)\s+"
          r"(?:confirm|choose|decide|tell|pick|answer|reply|confirmation|decision|answer|choice)\b"),
         # ... but not a heading of one word and a colon: "What changes: the feed becomes..."
-        # labels what follows ("Which one: A or B." still asks)
+        # labels what follows ("Which one: A or B." and "Which: A or B." still ask)
         ("question word", r"^(?:(?:also|and|so|now|then|first|but)[\s,]+)?"
-         r"(?:which|what|who|whom|whose)\b(?!(?:\s+(?!one\b)[\w'-]+)?\s*:)"),
+         r"(?:which|what|who|whom|whose)\b(?!\s+(?!one\b)[\w'-]+\s*:)"),
         ("question word + auxiliary", r"^(?:(?:also|and|so|now|then|but)[\s,]+)?"
          r"(?:when|where|how|why)\s+(?:do|does|did|can|could|would|will|should|shall|is|are|"
          r"was|were|much|many|long|often|soon)\b"),
