@@ -185,7 +185,8 @@ def test_questions_finds_your_call_after_a_label_and_skips_one_word_headings() -
     # after a name with no full stop, "Your call:" still hands the choice over
     rejects({"questions": 0}, text_output("Supplier notices Your call: the first one or the second."))
     # "What changes:" labels the line that follows; "Which one: A or B." still asks
-    passes({"questions": 0}, text_output("What changes: the feed becomes a new signal.\nWhere: this project only."))
+    layout = "What changes: the feed becomes a new signal.\nWhere: this project only."
+    passes({"questions": 0}, text_output(layout))
     rejects({"questions": 0}, text_output("Which one: the oak table or the walnut one."))
     rejects({"questions": 0}, text_output("Which: the oak table or the walnut one."))
 
