@@ -111,6 +111,15 @@ def test_fold_itself() -> None:
     assert needle_finder("status summary")(fold("statussummary")) is not None
 
 
+def test_an_upper_case_hash_is_found_like_its_lower_case_spelling() -> None:
+    # a digit followed by a capital is no camel-case boundary: 3BE1F0C9 stays one word
+    item = {"not_contains": {"any": ["3be1f0c9"], "ignore_case": True}}
+    rejects(item, text_output("Quote receipt 3BE1F0C9 to them."))
+    passes(item, text_output("Quote the order date to them."))
+    assert fold("3BE1F0C9") == "3be1f0c9"
+    assert fold("HTTPServer statusSummary") == "http server status summary"
+
+
 # --- words -------------------------------------------------------------------------------
 
 LABELS = {"name": "labels of at most five words",
@@ -170,6 +179,16 @@ def test_questions_finds_a_question_without_a_question_mark(text: str) -> None:
 ])
 def test_questions_passes_statements(text: str) -> None:
     passes({"questions": 0}, text_output(text))
+
+
+def test_questions_finds_your_call_after_a_label_and_skips_one_word_headings() -> None:
+    # after a name with no full stop, "Your call:" still hands the choice over
+    rejects({"questions": 0}, text_output("Supplier notices Your call: the first one or the second."))
+    # "What changes:" labels the line that follows; "Which one: A or B." still asks
+    layout = "What changes: the feed becomes a new signal.\nWhere: this project only."
+    passes({"questions": 0}, text_output(layout))
+    rejects({"questions": 0}, text_output("Which one: the oak table or the walnut one."))
+    rejects({"questions": 0}, text_output("Which: the oak table or the walnut one."))
 
 
 def test_questions_with_a_path_and_a_minimum() -> None:

@@ -25,6 +25,8 @@ from examples_support import (
     assert_every_scenario_has_caught_counterexamples,
     counterexamples,
 )
+from harness.config import load_config
+from harness.datasets import load_dataset
 
 AGENT = "interaction-boundary"
 EXAMPLE = REPO_ROOT / "eval-datasets" / AGENT
@@ -40,6 +42,14 @@ def _scenarios() -> dict[str, dict[str, Any]]:
         for path in sorted(EXAMPLE.glob("*/*.yaml"))
         if path.name != "tenant.yaml"
     }
+
+
+def _resolved_expect() -> dict[str, list[dict[str, Any]]]:
+    """Every scenario's hard assertions as a run applies them: its own items plus the agent's
+    and tenant's rules declared once (keyed by ``tenant/name``)."""
+    dataset = load_dataset(load_config(REPO_ROOT))
+    return {f"{s.tenant}/{s.name}": [dict(item) for item in s.expect]
+            for s in dataset.scenarios if s.agent == AGENT}
 
 
 def _kind(item: dict[str, Any]) -> str:
@@ -89,8 +99,10 @@ def test_every_golden_case_and_counterexample_has_a_scenario() -> None:
 
 
 def test_every_scenario_checks_level_boundary_leaks_and_contract() -> None:
-    for local_id, data in _scenarios().items():
-        expect = data["expect"]
+    # what a run applies: the contract and the reply's leak list are declared once in agent.yaml
+    resolved = _resolved_expect()
+    assert set(resolved) == set(_scenarios())
+    for local_id, expect in resolved.items():
         assert all("name" in item for item in expect), f"{local_id}: every assertion has a name"
         kinds = [_kind(item) for item in expect]
         assert any(k == "json_path" and item["json_path"]["path"] == "effective_level"

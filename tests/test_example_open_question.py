@@ -21,6 +21,8 @@ from examples_support import (
     assert_counterexamples_reject_like_recorded_answers,
     assert_every_scenario_has_caught_counterexamples,
 )
+from harness.config import load_config
+from harness.datasets import load_dataset
 
 AGENT = "open-question"
 TOOL = "declare_open_question"
@@ -30,6 +32,13 @@ TOOL_KINDS = {"tool_called", "tool_not_called", "tool_args"}
 
 def _load(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _resolved_expect() -> dict[Path, list[dict[str, Any]]]:
+    """Every scenario's hard assertions as a run applies them: its own items plus the rules
+    its agent and tenant declare once (keyed by the scenario file)."""
+    dataset = load_dataset(load_config(REPO_ROOT))
+    return {s.file: [dict(item) for item in s.expect] for s in dataset.scenarios if s.agent == AGENT}
 
 
 def _scenarios() -> list[Path]:
@@ -56,8 +65,9 @@ def test_committed_example_is_green_offline_and_writes_nothing(project: Project)
 
 
 def test_every_example_scenario_checks_role_contract_and_the_tool() -> None:
+    resolved = _resolved_expect()  # the contract is declared once in agent.yaml
     for path in _scenarios():
-        expect = _load(path)["expect"]
+        expect = resolved[path]
         kinds = [next(k for k in item if k != "name") for item in expect]
         assert all("name" in item for item in expect), path.name
         assert any(k == "json_path" and item["json_path"].get("path") == "role"

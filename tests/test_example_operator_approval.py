@@ -24,6 +24,8 @@ from examples_support import (
     assert_counterexamples_reject_like_recorded_answers,
     assert_every_scenario_has_caught_counterexamples,
 )
+from harness.config import load_config
+from harness.datasets import load_dataset
 
 AGENT = "operator-approval"
 AGENT_DIR = REPO_ROOT / "eval-datasets" / AGENT
@@ -37,6 +39,13 @@ METADATA = re.compile(r"\b[0-9a-f]{8,}\b|sha-?256|\breceipt\b|\bop-[a-z]|approve
 
 def _load(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def _resolved_expect() -> dict[Path, list[dict[str, Any]]]:
+    """Every scenario's hard assertions as a run applies them: its own items plus the rules
+    its agent and tenant declare once (keyed by the scenario file)."""
+    dataset = load_dataset(load_config(REPO_ROOT))
+    return {s.file: [dict(item) for item in s.expect] for s in dataset.scenarios if s.agent == AGENT}
 
 
 def _scenarios() -> dict[str, dict[str, Any]]:
@@ -72,8 +81,9 @@ def test_committed_example_is_green_offline_and_writes_nothing(project: Project)
 
 
 def test_every_scenario_forbids_sending_and_names_its_assertions() -> None:
-    for local_id, scenario in _scenarios().items():
-        expect = scenario["expect"]
+    resolved = {f"{path.parent.name}/{path.stem}": items for path, items in _resolved_expect().items()}
+    assert set(resolved) == set(_scenarios())
+    for local_id, expect in resolved.items():  # "never sends" is declared once in agent.yaml
         assert {"tool_not_called": "send_message", "name": "never sends by itself"} in expect, local_id
         assert all(isinstance(item.get("name"), str) for item in expect), local_id
         assert any(k in item for item in expect for k in ("tool_called", "tool_not_called")), local_id

@@ -34,7 +34,10 @@ from functools import lru_cache
 
 __all__ = ["fold", "needle_finder", "has_word_characters"]
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: A case boundary inside a word: lower to upper (``statusSummary``), and the last capital of
+#: a run before a lower-case letter (``HTTPServer``). Never after a digit: an upper-case hash
+#: (``3BE1F0C9``) or a code (``ERR2X``) stays one word, as its lower-case spelling is.
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _SEPARATORS = re.compile(r"[\s_\-\u2010-\u2015\u2212/\\.\u00b7\u30fb]+")
 _HEX = re.compile(r"[0-9a-f]{12,}")
 #: How long the short form of a hash is (git's default abbreviation).

@@ -71,14 +71,18 @@ _REQUEST_FORMS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("confirm whether", r"^(?:(?:also|and|so|now|then|first)[\s,]+)?"
          r"(?:confirm|tell\s+(?:me|us)|advise)\b"),
         ("your call", r"\b(?:it'?s|it\s+is|that'?s|that\s+is)\s+(?:your|ur)\s+(?:call|choice|decision|pick)\b"
-         r"|^(?:your|ur)\s+(?:call|choice|decision|pick)\s*[:,.!-]|\b(?:your|ur)\s+(?:call|choice|decision|pick)\s*[.!]?$"),
+         r"|^(?:your|ur)\s+(?:call|choice|decision|pick)\s*[:,.!-]|\b(?:your|ur)\s+(?:call|choice|decision|pick)\s*[.!]?$"
+         # "... Your call: A or B" after text with no full stop (a label, a name) still hands it over
+         r"|\b(?:your|ur)\s+(?:call|choice|decision|pick)\s*:"),
         ("up to you", r"\b(?:up\s+to\s+you|you\s+decide|you\s+choose|you\s+pick|you\s+tell\s+me)\b"),
         ("waiting for your answer", r"\b(?:await(?:ing)?|waiting\s+(?:for|on))\s+your\s+"
          r"(?:decision|confirmation|answer|reply|choice|input|go-ahead|approval)\b"),
         ("i need you to", r"\b(?:i|we)\s+need\s+(?:you\s+to|your)\s+"
          r"(?:confirm|choose|decide|tell|pick|answer|reply|confirmation|decision|answer|choice)\b"),
+        # ... but not a heading of one word and a colon: "What changes: the feed becomes..."
+        # labels what follows ("Which one: A or B." and "Which: A or B." still ask)
         ("question word", r"^(?:(?:also|and|so|now|then|first|but)[\s,]+)?"
-         r"(?:which|what|who|whom|whose)\b"),
+         r"(?:which|what|who|whom|whose)\b(?!\s+(?!one\b)[\w'-]+\s*:)"),
         ("question word + auxiliary", r"^(?:(?:also|and|so|now|then|but)[\s,]+)?"
          r"(?:when|where|how|why)\s+(?:do|does|did|can|could|would|will|should|shall|is|are|"
          r"was|were|much|many|long|often|soon)\b"),
