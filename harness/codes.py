@@ -62,6 +62,12 @@ CATALOGUE: tuple[ErrorCode, ...] = (
        "Correct the setting the message names (it gives the allowed values); the settings are "
        "in `python -m harness docs readme`, section Configuration.",
        "harness.errors.ConfigError"),
+    _e("eval-judge-entry-point", 2,
+       "An installed `offline_evals.judges` entry point does not load or gives no evaluator, so the "
+       "datasets were not loaded (every broken entry point is named).",
+       "Fix or uninstall the package the message names, or correct its entry point so it gives an "
+       "Evaluator.",
+       "harness.judges.registry.JudgeRegistryError"),
     _e("eval-options-invalid", 2,
        "A run option is out of range or means nothing together with the others; nothing was "
        "loaded.",
@@ -221,6 +227,12 @@ CATALOGUE: tuple[ErrorCode, ...] = (
        "No finished run matches the id given to `report` or `compare`, or there is no run yet.",
        "Give one of the run ids the message lists, or run `python -m harness run` first.",
        "harness.report.load.RunNotFound"),
+    _e("eval-report-record-unreadable", 2,
+       "A line of a run's records.jsonl is JSON but no iteration record (edited by hand, or "
+       "written by another tool), so `report`, `compare` or a merge stopped at it.",
+       "Restore the run folder from its artifact, or delete the run; the message names the file and "
+       "the line.",
+       "harness.report.load.RecordUnreadable"),
     _e("eval-merge-refused", 2,
        "The runs given to `report --merge` are not exactly the N shards of one selection.",
        "Give every shard run of one selection once (`python -m harness docs ci`, section "
