@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import time
 
 import pytest
 from check_support import entry_folders, healthy, init_repo, isolate_git, two_tenants
@@ -30,15 +29,12 @@ def test_committed_example_passes_every_guard(project: Project, monkeypatch: pyt
     shutil.copytree(REPO_ROOT / "eval-cache" / "cache" / agent, project.cache / "cache" / agent)
     shutil.copy2(REPO_ROOT / "eval-cache" / ".eval-cache.json", project.cache / ".eval-cache.json")
     init_repo(project, monkeypatch, attributes=(REPO_ROOT / ".gitattributes").read_text(encoding="utf-8"))
-    started = time.perf_counter()
-    outcome = project.run("check")
-    elapsed = time.perf_counter() - started
+    outcome = project.run("check")  # its speed is bench_examples.py's to measure, not a unit test's
     assert outcome.code == 0, outcome.out
     # 34 agent entries, 3 judge entries (relevance, completeness, coherence) per scenario and
     # one entry per rubric item that applies (87: every item's `when` over the 34 answers)
     assert "223 of 223 entries intact" in outcome.out
     assert "223 referenced, 0 unused, 0 missing" in outcome.out
-    assert elapsed < 10, f"check took {elapsed:.1f}s on the example tree"
 
 
 def test_every_guard_reports_at_once_with_file_and_fix(project: Project,
