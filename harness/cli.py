@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.optionspec import SELECTION, add_to_argparse, parsed_values
+from harness.optionspec import SELECTION, add_to_argparse
 from harness.output import emit, ensure_stdout, flush_stdout, silence_stdout
 
 if TYPE_CHECKING:
@@ -128,7 +128,7 @@ def _selection(args: argparse.Namespace) -> Selection:
     """The selection filters as the library takes them (the same rows as ``run``'s)."""
     from harness.options import run_options
 
-    return run_options(parsed_values(lambda dest: getattr(args, dest), "cli")).selection
+    return run_options(vars(args)).selection  # argparse's dests are the table's
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -211,7 +211,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ConfigError(f"--progress-interval must be positive, got {args.progress_interval}")
     _check_fail_under(args, needs_mutants=True)
     # the library's mapping and rules, before the project is read
-    options = run_options(parsed_values(lambda dest: getattr(args, dest), "cli"))
+    options = run_options(vars(args))  # argparse's dests are the table's
     config = load_project(args.project)
     if args.dry_run:
         from harness.api import plan_run
