@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
-from harness.optionspec import SELECTION, add_to_argparse
+from harness.optionspec import SELECTION, attrs, of_front
 from harness.output import emit, ensure_stdout, flush_stdout, silence_stdout
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="project root holding pyproject.toml (default: nearest to the cwd)")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="evaluate the scenarios (offline unless told otherwise)")
-    add_to_argparse(run)  # every run option, from the one table (harness/optionspec.py)
+    _add_run_options(run)
     mutants = commands.add_parser("mutants", help="offline: judge wrong answers generated from "
                                   "every recorded answer and list the survivors per scenario")
     _add_selection(mutants)
@@ -119,9 +119,23 @@ def _shard_count(value: str) -> int:
     return int(value)
 
 
+def _add_run_options(parser: argparse.ArgumentParser, names: Sequence[str] | None = None) -> None:
+    """``run``'s options (of ``names`` when given): the CLI's rows of the one table,
+    :mod:`harness.optionspec`, from which pytest's ``--evals-*`` options are made too."""
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for row in of_front("cli", names):
+        spellings = [row.flag("cli"), *([row.short] if row.short else [])]
+        if not row.exclusive:
+            parser.add_argument(*spellings, **attrs(row, "cli"))
+            continue
+        if row.exclusive not in groups:
+            groups[row.exclusive] = parser.add_mutually_exclusive_group()
+        groups[row.exclusive].add_argument(*spellings, **attrs(row, "cli"))
+
+
 def _add_selection(parser: argparse.ArgumentParser) -> None:
     """The selection filters of ``run``, for the sub-commands that select as it does."""
-    add_to_argparse(parser, SELECTION)
+    _add_run_options(parser, SELECTION)
 
 
 def _selection(args: argparse.Namespace) -> Selection:

@@ -17,13 +17,13 @@ nothing above it is pulled in by declaring options.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast, get_args
 
 from harness.errors import ConfigError
-from harness.optionspec import SPECS, Front, exclusive_problems, front_flags
+from harness.optionspec import SPECS, SWITCH, Front, of_front, old_dest
 
 if TYPE_CHECKING:
     from harness.datasets import Selection
@@ -34,6 +34,15 @@ Mode = Literal["offline", "refresh", "record-missing"]
 
 #: Parallel calls of a recording run unless ``--concurrency`` says otherwise.
 DEFAULT_CONCURRENCY = 8
+
+def front_flags(front: Front) -> dict[str, str]:
+    """How ``front`` spells each option, keyed by its dest, plus ``recording`` (either recording
+    mode); an option ``front`` lacks keeps the CLI's spelling (a script's messages use it)."""
+    flags = {row.dest: row.flag(front if front in row.fronts else "cli") for row in SPECS}
+    flags["recording"] = f"{flags['refresh_cache']} or {flags['record_missing']}"
+    flags["batch_poll_s"] = flags["batch_poll"]
+    return flags
+
 
 #: How ``harness run`` spells each option in messages; the pytest plugin passes its own spellings.
 CLI_FLAGS: dict[str, str] = front_flags("cli")
@@ -127,6 +136,28 @@ def _raise(problems: list[str]) -> None:
     if problems:
         raise OptionsInvalid("\n  ".join([f"{len(problems)} options are invalid (fix each and run "
                                           "again):", *problems]))
+
+
+def parsed_values(get: Callable[[str], object], front: Front) -> dict[str, object]:
+    """``front``'s parsed values keyed by :attr:`OptionSpec.dest` (``get`` reads one by its dest
+    in that front end: ``getattr(args, ...)`` or ``config.getoption``); a deprecated spelling
+    counts as its new one."""
+    values = {row.dest: get(row.front_dest(front)) for row in of_front(front) if row.name != SWITCH}
+    if front == "pytest":
+        for row in of_front("pytest"):
+            if row.deprecated and get(old_dest(row)):
+                values[row.dest] = True
+    return values
+
+
+def exclusive_problems(values: dict[str, object], front: Front) -> list[str]:
+    """"A and B exclude each other" for every exclusive group given more than once."""
+    groups: dict[str, list[str]] = {}
+    for row in of_front(front):
+        if row.exclusive and values.get(row.dest):
+            groups.setdefault(row.exclusive, []).append(row.flag(front))
+    return [f"{' and '.join(flags)} exclude each other: choose one"
+            for flags in groups.values() if len(flags) > 1]
 
 
 def run_options(values: Mapping[str, object], front: Front = "cli") -> RunOptions:

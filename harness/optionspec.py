@@ -11,17 +11,16 @@ into :class:`~harness.options.RunOptions`, so the mode mapping, the defaults and
 once. tests/test_option_specs.py walks both real parsers against this table.
 
 pytest imports this module in every session of an environment that has the harness installed
-(through :mod:`harness.pytest_entry`, before ``--evals`` is known), so it imports the standard
-library only.
+(through :mod:`harness.pytest_entry`, before ``--evals`` is known) and parses and
+assertion-rewrites it each time it cannot cache the result, so it holds the table and what
+plain pytest needs of it and nothing else: it imports the standard library only, the argparse
+rendering is :mod:`harness.cli`'s and the reading of parsed values :mod:`harness.options`'.
 """
-
-from __future__ import annotations
 
 import argparse
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 #: The two front ends: ``python -m harness run`` and ``pytest --evals``.
 Front = Literal["cli", "pytest"]
@@ -40,12 +39,12 @@ def parse_shard(value: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
-@dataclass(frozen=True)
-class OptionSpec:
+class OptionSpec(NamedTuple):
     """One run option as both front ends declare it.
 
     ``help`` may name other options as ``{name}`` (``{refresh-cache}``): each front end shows
-    its own spelling, so the two help texts say the same thing in the user's words.
+    its own spelling, so the two help texts say the same thing in the user's words. A named
+    tuple rather than a dataclass: building a dataclass costs plain pytest a millisecond.
     """
 
     name: str
@@ -57,7 +56,8 @@ class OptionSpec:
     metavar: str | None = None
     fronts: frozenset[Front] = BOTH
     one_sided: str = ""
-    """Why only the front end in :attr:`fronts` has it (required then, empty otherwise)."""
+    """Why only the front end in :attr:`fronts` has it (required then, empty otherwise: held
+    by tests/test_option_specs.py)."""
     exclusive: str = ""
     """Options sharing a group name exclude each other (argparse's mutually exclusive group)."""
     short: str = ""
@@ -66,10 +66,6 @@ class OptionSpec:
     """An old pytest spelling that still works and warns (it was unprefixed and could clash)."""
     pytest_flag: str = ""
     """pytest's spelling when it is not ``--evals-<name>`` (the ``--evals`` switch itself)."""
-
-    def __post_init__(self) -> None:
-        if (self.fronts != BOTH) != bool(self.one_sided):
-            raise ValueError(f"option {self.name!r}: a one-sided option says why, and only it")
 
     @property
     def dest(self) -> str:
@@ -165,13 +161,9 @@ SELECTION = ("agent", "tenant", "type", "scenario")
 SWITCH = "evals"
 
 
-class _Adds(Protocol):
-    """``argparse`` parsers and groups and pytest's option group: they add an option alike."""
-
-    def add_argument(self, *names: str, **attrs: Any) -> Any: ...
-
-
 class _AddsOption(Protocol):
+    """pytest's option group (typed here so that this module need not import pytest)."""
+
     def addoption(self, *names: str, **attrs: Any) -> None: ...
 
 
@@ -186,8 +178,9 @@ def of_front(front: Front, names: Iterable[str] | None = None) -> list[OptionSpe
     return [s for s in SPECS if front in s.fronts and (wanted is None or s.name in wanted)]
 
 
-def _attrs(spec: OptionSpec, front: Front) -> dict[str, Any]:
-    """The keyword arguments of ``add_argument``/``addoption`` (the two take the same)."""
+def attrs(spec: OptionSpec, front: Front) -> dict[str, Any]:
+    """The keyword arguments of argparse's ``add_argument`` and pytest's ``addoption`` (the two
+    take the same) that declare ``spec`` in ``front``."""
     attrs: dict[str, Any] = {"action": spec.action, "help": spec.help_for(front),
                              "dest": spec.front_dest(front)}
     if spec.action == "store_true":
@@ -199,48 +192,25 @@ def _attrs(spec: OptionSpec, front: Front) -> dict[str, Any]:
     return attrs
 
 
-def add_to_argparse(parser: argparse.ArgumentParser, names: Iterable[str] | None = None) -> None:
-    """Add the CLI's rows (of ``names`` when given) to ``parser``, exclusive groups included."""
-    groups: dict[str, _Adds] = {}
-    for row in of_front("cli", names):
-        target: _Adds = parser
-        if row.exclusive:
-            if row.exclusive not in groups:
-                groups[row.exclusive] = parser.add_mutually_exclusive_group()
-            target = groups[row.exclusive]
-        target.add_argument(*filter(None, (row.flag("cli"), row.short)), **_attrs(row, "cli"))
-
-
 def add_to_pytest(group: _AddsOption) -> None:
     """Add pytest's rows to the plugin's option group, then the deprecated spellings."""
     for row in of_front("pytest"):
-        group.addoption(row.flag("pytest"), **_attrs(row, "pytest"))
+        group.addoption(row.flag("pytest"), **attrs(row, "pytest"))
     for row in of_front("pytest"):
         if row.deprecated:
-            group.addoption(row.deprecated, action="store_true", dest=_old_dest(row),
+            group.addoption(row.deprecated, action="store_true", dest=old_dest(row),
                             help=f"deprecated spelling of {row.flag('pytest')}")
 
 
-def _old_dest(row: OptionSpec) -> str:
+def old_dest(row: OptionSpec) -> str:
+    """pytest's dest of the deprecated spelling of ``row``."""
     return row.deprecated.lstrip("-").replace("-", "_")
 
 
 def deprecated_given(get: Callable[[str], object]) -> list[tuple[str, str]]:
     """(old, new) spelling of every deprecated pytest option given."""
     return [(row.deprecated, row.flag("pytest")) for row in of_front("pytest")
-            if row.deprecated and get(_old_dest(row))]
-
-
-def parsed_values(get: Callable[[str], object], front: Front) -> dict[str, object]:
-    """``front``'s parsed values keyed by :attr:`OptionSpec.dest` (``get`` reads one by its dest
-    in that front end: ``getattr(args, ...)`` or ``config.getoption``); a deprecated spelling
-    counts as its new one."""
-    values = {row.dest: get(row.front_dest(front)) for row in of_front(front) if row.name != SWITCH}
-    if front == "pytest":
-        for row in of_front("pytest"):
-            if row.deprecated and get(_old_dest(row)):
-                values[row.dest] = True
-    return values
+            if row.deprecated and get(old_dest(row))]
 
 
 def evals_only_given(get: Callable[[str], object]) -> list[str]:
@@ -250,25 +220,8 @@ def evals_only_given(get: Callable[[str], object]) -> list[str]:
     for row in of_front("pytest"):
         if row.name != SWITCH and get(row.front_dest("pytest")) not in (None, False, []):
             given.append(row.flag("pytest"))
-        if row.deprecated and get(_old_dest(row)):
+        if row.deprecated and get(old_dest(row)):
             given.append(row.deprecated)
     return given
 
 
-def exclusive_problems(values: dict[str, object], front: Front) -> list[str]:
-    """"A and B exclude each other" for every exclusive group given more than once."""
-    groups: dict[str, list[str]] = {}
-    for row in of_front(front):
-        if row.exclusive and values.get(row.dest):
-            groups.setdefault(row.exclusive, []).append(row.flag(front))
-    return [f"{' and '.join(flags)} exclude each other: choose one"
-            for flags in groups.values() if len(flags) > 1]
-
-
-def front_flags(front: Front) -> dict[str, str]:
-    """How ``front`` spells each option, keyed by its dest, plus ``recording`` (either recording
-    mode); an option ``front`` lacks keeps the CLI's spelling (a script's messages use it)."""
-    flags = {row.dest: row.flag(front if front in row.fronts else "cli") for row in SPECS}
-    flags["recording"] = f"{flags['refresh_cache']} or {flags['record_missing']}"
-    flags["batch_poll_s"] = flags["batch_poll"]
-    return flags

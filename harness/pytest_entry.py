@@ -18,13 +18,7 @@ from typing import Any
 
 import pytest
 
-from harness.optionspec import (
-    add_to_pytest,
-    deprecated_given,
-    evals_only_given,
-    exclusive_problems,
-    parsed_values,
-)
+from harness.optionspec import add_to_pytest, deprecated_given, evals_only_given
 
 
 class HarnessDeprecationWarning(DeprecationWarning):
@@ -50,9 +44,8 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"{', '.join(given)} only apply with --evals: add --evals "
                                     "to run the eval scenarios")
         return
-    for problem in exclusive_problems(parsed_values(get, "pytest"), "pytest"):
-        raise pytest.UsageError(problem)
-    # pytest_configure is a historic hook: the plugin's own runs as it is registered
+    # the plugin's pytest_configure refuses bad options (the library's rules) before it reads
+    # anything; pytest_configure is a historic hook: the plugin's own runs as it is registered
     config.pluginmanager.import_plugin("harness.pytest_plugin")
 
 

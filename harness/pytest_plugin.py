@@ -30,8 +30,7 @@ from harness.config import HarnessConfig, find_root, load_config
 from harness.datasets import SCENARIO_SUFFIXES
 from harness.entities import Scenario
 from harness.errors import HarnessError
-from harness.options import RunOptions, run_options
-from harness.optionspec import parsed_values
+from harness.options import RunOptions, parsed_values, run_options
 from harness.pytest_entry import touches
 from harness.report.terminal import failure_text, render_summary
 from harness.results import (
