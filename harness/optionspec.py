@@ -17,6 +17,8 @@ plain pytest needs of it and nothing else: it imports the standard library only,
 rendering is :mod:`harness.cli`'s and the reading of parsed values :mod:`harness.options`'.
 """
 
+# No ``from __future__ import annotations`` here: typing.NamedTuple compiles every string
+# annotation into a ForwardRef, which would cost each pytest start more than the table does.
 import argparse
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -178,18 +180,18 @@ def of_front(front: Front, names: Iterable[str] | None = None) -> list[OptionSpe
     return [s for s in SPECS if front in s.fronts and (wanted is None or s.name in wanted)]
 
 
-def attrs(spec: OptionSpec, front: Front) -> dict[str, Any]:
+def attrs(row: OptionSpec, front: Front) -> dict[str, Any]:
     """The keyword arguments of argparse's ``add_argument`` and pytest's ``addoption`` (the two
-    take the same) that declare ``spec`` in ``front``."""
-    attrs: dict[str, Any] = {"action": spec.action, "help": spec.help_for(front),
-                             "dest": spec.front_dest(front)}
-    if spec.action == "store_true":
-        attrs["default"] = False
+    take the same) that declare ``row`` in ``front``."""
+    kwargs: dict[str, Any] = {"action": row.action, "help": row.help_for(front),
+                              "dest": row.front_dest(front)}
+    if row.action == "store_true":
+        kwargs["default"] = False
     else:  # a fresh list per parser: append must not grow the table's default
-        attrs["default"] = list(spec.default) if isinstance(spec.default, tuple) else spec.default
-        attrs.update({key: value for key, value in (("metavar", spec.metavar), ("type", spec.type))
-                      if value is not None})
-    return attrs
+        kwargs["default"] = list(row.default) if isinstance(row.default, tuple) else row.default
+        kwargs.update({key: value for key, value in (("metavar", row.metavar), ("type", row.type))
+                       if value is not None})
+    return kwargs
 
 
 def add_to_pytest(group: _AddsOption) -> None:
