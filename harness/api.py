@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -30,13 +30,15 @@ from harness.clients.caching import BoundClient
 from harness.clients.factory import ClientFactory
 from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
-from harness.datasets import Dataset, Selection, load_dataset
+from harness.datasets import Dataset, load_dataset
 from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError, WriteFailed
 from harness.execution import run_agent
 from harness.key import request_digest
 from harness.links import refuse_symlinks
+from harness.options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY  # re-exported
 from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
+from harness.options import RunOptions as RunOptions  # re-exported: the library API's options
 from harness.options import validate_options as validate_options  # the library's option rules
 from harness.provenance_gate import gate, requirement
 from harness.record import IterationResult
@@ -45,7 +47,7 @@ from harness.refresh.ledger import Ledger
 from harness.runsummary import RunSummary, new_run_id
 from harness.scoring import metric_values, score_iteration
 from harness.selecting import require_selected
-from harness.shards import ShardSpec, plan_shard
+from harness.shards import plan_shard
 
 if TYPE_CHECKING:
     from harness.refresh.batch import BatchRecorder
@@ -53,38 +55,6 @@ if TYPE_CHECKING:
     from harness.refresh.plan import CallPlan
     from harness.refresh.progress import Progress
     from harness.wire.binding import WireBinding
-
-#: Parallel calls of a recording run unless ``--concurrency`` says otherwise.
-DEFAULT_CONCURRENCY = 8
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """What to run and how."""
-
-    selection: Selection = field(default_factory=Selection)
-    iterations: int | None = None
-    """Overrides every scenario's own iteration count when set."""
-    mode: Mode = "offline"
-    scripted: bool = False
-    """Answer refresh calls from each agent's script file instead of the real provider."""
-    concurrency: int = DEFAULT_CONCURRENCY
-    """Scenario iterations recorded in parallel (recording modes; offline runs are serial)."""
-    max_calls: int | None = None
-    """Refuse (exit 2) a paid run whose plan may need more calls than this; never cut one short."""
-    resume: bool = False
-    """Reuse answers an earlier run journaled (and collect its batches) instead of paying again."""
-    batch: bool = False
-    """Pay through the providers' batch APIs, in rounds (:mod:`harness.refresh.batch`)."""
-    batch_poll_s: float = 30.0
-    """Seconds between two polls of a batch."""
-    batch_retry_errors: bool = False
-    """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
-    shard: ShardSpec | None = None
-    """Run only this shard of the selection (:mod:`harness.shards`); its run.json records the split."""
-    mutants: bool = False
-    """Judge generated mutants of every answer (:mod:`harness.mutants`; no model call)."""
-
 
 class EvalSession:
     """One run, step by step: the CLI loops over it, the pytest plugin runs one item at a time.

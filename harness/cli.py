@@ -18,10 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness import __version__
+from harness.optionspec import SELECTION, attrs, of_front
 from harness.output import emit, ensure_stdout, flush_stdout, silence_stdout
 
 if TYPE_CHECKING:
-    from harness.shards import ShardSpec
+    from harness.datasets import Selection
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -37,49 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="project root holding pyproject.toml (default: nearest to the cwd)")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="evaluate the scenarios (offline unless told otherwise)")
-    _add_selection(run)
-    run.add_argument("--iterations", type=int, default=None,
-                     help="override every scenario's iteration count")
-    mode = run.add_mutually_exclusive_group()
-    mode.add_argument("--refresh-cache", action="store_true",
-                      help="re-record the selected scenarios against the provider (PAID calls)")
-    mode.add_argument("--record-missing", action="store_true",
-                      help="record only the selected scenarios that miss (PAID calls)")
-    run.add_argument("--scripted", action="store_true",
-                     help="with --refresh-cache/--record-missing: answer from each agent's "
-                     "script file (the scripted fake provider) instead of the real provider")
-    run.add_argument("--concurrency", type=int, default=None, metavar="N",
-                     help="with --refresh-cache/--record-missing: iterations recorded in parallel "
-                     "(default 8); offline runs are serial")
-    run.add_argument("--dry-run", action="store_true",
-                     help="with --refresh-cache/--record-missing: print the plan (calls, estimated "
-                     "tokens and cost) and exit 0 without calling anything")
-    run.add_argument("--max-calls", type=int, default=None, metavar="N",
-                     help="refuse (exit 2, before any call) a paid run that may need more than N "
-                     "calls; a run is never cut short")
-    run.add_argument("--progress-interval", type=float, default=10.0, metavar="SECONDS",
-                     help="seconds between progress lines of a recording run (default 10)")
-    run.add_argument("--resume", action="store_true",
-                     help="with --refresh-cache/--record-missing: reuse the answers an earlier "
-                     "interrupted or failed run paid for (and collect its batches) instead of paying again")
-    run.add_argument("--batch", action="store_true",
-                     help="with --refresh-cache/--record-missing: pay through the provider's batch "
-                     "API (half price, answers within 24 h), in rounds; see `python -m harness docs batch`")
-    run.add_argument("--batch-poll", type=float, default=30.0, metavar="SECONDS",
-                     help="with --batch: seconds between two polls of a batch (default 30)")
-    run.add_argument("--batch-retry-errors", action="store_true",
-                     help="with --batch: pay synchronously for requests the batch answered with an error")
-    run.add_argument("--shard", type=_shard, default=None, metavar="K/N",
-                     help="run only shard K of N of the selection (a scenario's iterations stay "
-                     "together); merge the N runs with `report --merge` (see docs ci, Sharding)")
-    run.add_argument("--shard-durations", type=Path, default=None, metavar="RUN_DIR",
-                     help="with --shard: balance the shards by the durations recorded in this run "
-                     "(eval-results/results/<run-id> or its run.json); default: by iteration count")
-    run.add_argument("--quiet", "-q", action="store_true", help="print only failures and totals")
-    _add_mutant_options(run)
-    run.add_argument("--report", action="append", default=[], metavar="FORMAT[:PATH]",
-                     help="also write a report: md, json, junit, html or terminal (repeatable; "
-                     "default path: report.<ext> in the run's results folder)")
+    _add_run_options(run)
     mutants = commands.add_parser("mutants", help="offline: judge wrong answers generated from "
                                   "every recorded answer and list the survivors per scenario")
     _add_selection(mutants)
@@ -160,31 +119,30 @@ def _shard_count(value: str) -> int:
     return int(value)
 
 
-def _shard(value: str) -> tuple[int, int]:
-    """``--shard K/N``: a bad value is a usage error (exit 2) that says the form."""
-    from harness.shards import parse_shard
-
-    try:
-        return parse_shard(value)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _add_run_options(parser: argparse.ArgumentParser, names: Sequence[str] | None = None) -> None:
+    """``run``'s options (of ``names`` when given): the CLI's rows of the one table,
+    :mod:`harness.optionspec`, from which pytest's ``--evals-*`` options are made too."""
+    groups: dict[str, argparse._MutuallyExclusiveGroup] = {}
+    for row in of_front("cli", names):
+        spellings = [row.flag("cli"), *([row.short] if row.short else [])]
+        if not row.exclusive:
+            parser.add_argument(*spellings, **attrs(row, "cli"))
+            continue
+        if row.exclusive not in groups:
+            groups[row.exclusive] = parser.add_mutually_exclusive_group()
+        groups[row.exclusive].add_argument(*spellings, **attrs(row, "cli"))
 
 
 def _add_selection(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--agent", action="append", default=[], help="only this agent (repeatable)")
-    parser.add_argument("--tenant", action="append", default=[], help="only this tenant (repeatable)")
-    parser.add_argument("--type", action="append", default=[], dest="types",
-                        help="only this test type (repeatable)")
-    parser.add_argument("--scenario", action="append", default=[], metavar="GLOB",
-                        help="only scenarios whose id (agent/tenant/name) or name matches")
+    """The selection filters of ``run``, for the sub-commands that select as it does."""
+    _add_run_options(parser, SELECTION)
 
 
-def _add_mutant_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mutants", action="store_true",
-                        help="also judge wrong answers generated from every answer by "
-                        "deterministic operators (no model call); reports show the survivors")
-    parser.add_argument("--fail-under", type=float, default=None, metavar="RATIO",
-                        help="with --mutants: exit 1 when an agent's mutant strength is under RATIO")
+def _selection(args: argparse.Namespace) -> Selection:
+    """The selection filters as the library takes them (the same rows as ``run``'s)."""
+    from harness.options import run_options
+
+    return run_options(vars(args)).selection  # argparse's dests are the table's
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -243,25 +201,22 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from harness.api import Mode, RunOptions, serve_iteration
-    from harness.datasets import Selection
-    from harness.errors import ConfigError
+    from harness.api import serve_iteration
+    from harness.options import run_options
     from harness.project import load_project
 
-    if args.scripted and not (args.refresh_cache or args.record_missing):
-        raise ConfigError("--scripted only applies with --refresh-cache or --record-missing")
-    mode: Mode = ("refresh" if args.refresh_cache
-                  else "record-missing" if args.record_missing else "offline")
-    options = RunOptions(selection=Selection(scenarios=(glob.escape(args.scenario_id),)), mode=mode,
-                         scripted=args.scripted)
+    # serve's own flags, with run's meaning and rules (--scripted needs a recording mode)
+    options = run_options({"scenario": (glob.escape(args.scenario_id),), "scripted": args.scripted,
+                           "refresh_cache": args.refresh_cache,
+                           "record_missing": args.record_missing})
     return serve_iteration(load_project(args.project), options, args.scenario_id, args.iteration,
                            emit=lambda line: print(line, flush=True))
 
 
 def _run(args: argparse.Namespace) -> int:
-    from harness.api import DEFAULT_CONCURRENCY, Mode, RunOptions, run_evals, validate_options
-    from harness.datasets import Selection
+    from harness.api import run_evals
     from harness.errors import ConfigError
+    from harness.options import run_options
     from harness.project import load_project
     from harness.report import parse_report_option
     from harness.report.terminal import render_summary
@@ -269,21 +224,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.progress_interval <= 0:
         raise ConfigError(f"--progress-interval must be positive, got {args.progress_interval}")
     _check_fail_under(args, needs_mutants=True)
-    mode: Mode = ("refresh" if args.refresh_cache
-                  else "record-missing" if args.record_missing else "offline")
-    options = RunOptions(
-        selection=Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types),
-                            tuple(args.scenario)),
-        iterations=args.iterations,
-        mode=mode,
-        scripted=args.scripted,
-        concurrency=DEFAULT_CONCURRENCY if args.concurrency is None else args.concurrency,
-        max_calls=args.max_calls,
-        resume=args.resume, batch=args.batch, batch_poll_s=args.batch_poll,
-        batch_retry_errors=args.batch_retry_errors, mutants=args.mutants,
-        shard=_shard_spec(args.shard, args.shard_durations),
-    )
-    validate_options(options)  # the library's rules, before the project is read
+    # the library's mapping and rules, before the project is read
+    options = run_options(vars(args))  # argparse's dests are the table's
     config = load_project(args.project)
     if args.dry_run:
         from harness.api import plan_run
@@ -292,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
         print("dry run: nothing was called")
         return 0
     progress = None
-    if mode != "offline":
+    if options.mode != "offline":
         from harness.refresh.progress import Progress
 
         progress = Progress(sys.stderr, scripted=args.scripted,
@@ -343,16 +285,13 @@ def _mutants(args: argparse.Namespace) -> int:
     import json
 
     from harness.api import RunOptions, run_evals
-    from harness.datasets import Selection
     from harness.mutants.report import mutant_json, mutant_lines
     from harness.project import load_project
     from harness.report.load import load_records
 
     _check_fail_under(args, needs_mutants=False)
     config = load_project(args.project)
-    options = RunOptions(selection=Selection(tuple(args.agent), tuple(args.tenant),
-                                             tuple(args.types), tuple(args.scenario)),
-                         mutants=True)
+    options = RunOptions(selection=_selection(args), mutants=True)
     summary = run_evals(config, options)
     records = load_records(summary.results_dir)
     if args.json:
@@ -363,18 +302,6 @@ def _mutants(args: argparse.Namespace) -> int:
         emit(f"run {summary.run_id}: exit {summary.exit_code} "
              f"(the eval itself; records in {summary.results_dir})")
     return _mutant_gate(args, summary, summary.exit_code)
-
-
-def _shard_spec(shard: tuple[int, int] | None, durations: Path | None) -> ShardSpec | None:
-    """``--shard`` and ``--shard-durations`` as the library takes them."""
-    from harness.errors import ConfigError
-    from harness.shards import ShardSpec
-
-    if shard is None:
-        if durations is not None:
-            raise ConfigError("--shard-durations only applies with --shard K/N")
-        return None
-    return ShardSpec(shard[0], shard[1], durations)
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -402,24 +329,20 @@ def _init(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from harness.check import run_checks
-    from harness.datasets import Selection
     from harness.project import load_project
 
     config = load_project(args.project)
-    selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
-    report = run_checks(config, selection, since=args.since)
+    report = run_checks(config, _selection(args), since=args.since)
     emit(report.render())
     return report.exit_code
 
 
 def _prune(args: argparse.Namespace) -> int:
-    from harness.datasets import Selection
     from harness.project import load_project
     from harness.prune import prune_cache
 
     config = load_project(args.project)
-    selection = Selection(tuple(args.agent), tuple(args.tenant), tuple(args.types), tuple(args.scenario))
-    report = prune_cache(config, selection, dry_run=args.dry_run, force=args.force)
+    report = prune_cache(config, _selection(args), dry_run=args.dry_run, force=args.force)
     emit(report.render(config))
     return report.exit_code
 

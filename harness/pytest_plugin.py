@@ -25,22 +25,18 @@ from typing import Any
 
 import pytest
 
-from harness.api import EvalSession, Mode, RunOptions, validate_options
+from harness.api import EvalSession
 from harness.config import HarnessConfig, find_root, load_config
-from harness.datasets import SCENARIO_SUFFIXES, Selection
+from harness.datasets import SCENARIO_SUFFIXES
 from harness.entities import Scenario
 from harness.errors import HarnessError
+from harness.options import RunOptions, parsed_values, run_options
 from harness.pytest_entry import touches
 from harness.record import IterationResult
 from harness.report.terminal import failure_text, render_summary
 from harness.runsummary import RunSummary, new_run_id
-from harness.shards import ShardSpec
 
 _RUN_ID_KEY = "harness_run_id"
-#: How this front end spells the options :func:`harness.api.validate_options` names.
-PYTEST_FLAGS = {"recording": "--evals-refresh-cache or --evals-record-missing",
-                "scripted": "--evals-scripted", "max_calls": "--evals-max-calls",
-                "iterations": "--evals-iterations", "resume": "--evals-resume"}
 
 
 class _State:
@@ -50,6 +46,7 @@ class _State:
         self.pytest_config = config
         self._harness_config: HarnessConfig | None = None
         self._session: EvalSession | None = None
+        self._options: RunOptions | None = None
         self.load_error: HarnessError | None = None
         self.error_reported = False
         self.records: list[dict[str, Any]] = []
@@ -69,20 +66,12 @@ class _State:
         return self._harness_config
 
     def options(self) -> RunOptions:
-        get = self.pytest_config.getoption
-        mode: Mode = ("refresh" if get("evals_refresh_cache") or get("refresh_cache")
-                      else "record-missing" if get("evals_record_missing") or get("record_missing")
-                      else "offline")
-        return RunOptions(
-            selection=Selection(tuple(get("evals_agent")), tuple(get("evals_tenant")),
-                                tuple(get("evals_type")), tuple(get("evals_scenario"))),
-            iterations=get("evals_iterations"),
-            mode=mode,
-            scripted=get("evals_scripted"),
-            resume=get("evals_resume"),
-            max_calls=get("evals_max_calls"),
-            shard=_shard_spec(get("evals_shard"), get("evals_shard_durations")),
-        )
+        """The run's options from the ``--evals-*`` values, built and checked by the library
+        (:func:`harness.options.run_options`, as ``harness run`` builds its own), once."""
+        if self._options is None:
+            get = self.pytest_config.getoption
+            self._options = run_options(parsed_values(get, "pytest"), "pytest")
+        return self._options
 
     @property
     def session(self) -> EvalSession | None:
@@ -145,16 +134,6 @@ class _State:
         return str(path).startswith(self._datasets_prefix) or path.resolve().is_relative_to(datasets)
 
 
-def _shard_spec(shard: tuple[int, int] | None, durations: Path | None) -> ShardSpec | None:
-    """``--evals-shard`` and ``--evals-shard-durations`` as the library takes them."""
-    if shard is None:
-        if durations is not None:
-            raise pytest.UsageError("--evals-shard-durations only applies with --evals-shard K/N")
-        return None
-    return ShardSpec(shard[0], shard[1], durations,
-                     flags=("--evals-shard", "--evals-shard-durations"))
-
-
 _STATE = pytest.StashKey[_State]()
 
 
@@ -167,7 +146,7 @@ def pytest_configure(config: pytest.Config) -> None:
     items run"): alone, ``--evals`` runs the eval node; with paths, those plus the datasets."""
     state = _State(config)
     try:  # the rules of `harness run`, in this front end's spellings
-        validate_options(state.options(), PYTEST_FLAGS)
+        state.options()
     except HarnessError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[_STATE] = state

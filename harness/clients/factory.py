@@ -26,7 +26,7 @@ from harness.refresh.ledger import Ledger
 from harness.rerecord import Rerecord
 
 if TYPE_CHECKING:
-    from harness.api import RunOptions
+    from harness.options import RunOptions
     from harness.refresh.batch import BatchQueue, BatchRecorder
     from harness.refresh.journal import Journal
     from harness.refresh.ratelimit import RateLimiter
