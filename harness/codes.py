@@ -10,7 +10,7 @@ from. ``docs/errors.md`` is generated from it (:func:`render_markdown`, or
 cannot drift from the code; another test walks every class of the package so
 no code can be added without its entry.
 
-Plain data, importing nothing of the harness: every module may read it, it
+Plain data, importing only the re-record command builder: every module may read it, it
 depends on none (the error classes keep their own ``code`` attribute, which
 tests and users match on; ``raised_by`` names them as dotted paths, which the
 tests resolve).
@@ -22,6 +22,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from harness.rerecord import rerecord_command  # the one builder of re-record commands
 
 __all__ = ["CATALOGUE", "DOCS_PAGE", "ErrorCode", "by_code", "main", "render_markdown"]
 
@@ -50,8 +52,10 @@ def _e(code: str, exit_status: int | None, meaning: str, fix: str, *raised_by: s
     return ErrorCode(code, exit_status, meaning, fix, raised_by)
 
 
-_RECORD = "python -m harness run --record-missing --scenario ID"
-_REFRESH = "python -m harness run --refresh-cache --scenario ID"
+_RECORD = rerecord_command("ID", fix="missing")
+_REFRESH = rerecord_command("ID")
+_RECORD_ALL = rerecord_command(fix="missing")
+_REFRESH_ALL = rerecord_command()
 
 #: Every code, grouped by the stage that finds it (loading, cache, recording, reports, output).
 CATALOGUE: tuple[ErrorCode, ...] = (
@@ -124,12 +128,12 @@ CATALOGUE: tuple[ErrorCode, ...] = (
     _e("eval-cache-missing-stamp", 1,
        "`eval-cache/.eval-cache.json` is missing: the cache was never recorded, or its stamp was "
        "deleted.",
-       "Write it with `python -m harness run --record-missing` (it records only what is missing; "
+       f"Write it with `{_RECORD_ALL}` (it records only what is missing; "
        "add `--scripted` for agents with a script).",
        "harness.cache.stamp.check_stamp"),
     _e("eval-cache-stale-pin", 1,
        "The cache was recorded in another cache format: every key changed, nothing replays.",
-       "Re-record every scenario: `python -m harness run --refresh-cache` (add `--scripted` for "
+       f"Re-record every scenario: `{_REFRESH_ALL}` (add `--scripted` for "
        "agents with a script).",
        "harness.cache.stamp.check_stamp"),
     _e("eval-cache-stamp-invalid", 1,
