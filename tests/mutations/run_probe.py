@@ -1,6 +1,6 @@
 """Mutation probe: break the code on purpose, one way at a time, and prove a test notices.
 
-    python tests/mutations/run_probe.py [--only NAME ...] [--list]
+    python tests/mutations/run_probe.py [--only NAME ...] [--list] [--jobs N]
 
 Each mutation is one exact text replacement in one file (the probe refuses to
 run if the original text is not found exactly once, so it cannot silently stop
@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -202,6 +203,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=None, help="run only these mutations")
     parser.add_argument("--list", action="store_true", help="list the mutations and exit")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="mutations probed at once (default: one per core)")
     args = parser.parse_args(argv)
     selected = [m for m in MUTATIONS if args.only is None or m.name in args.only]
     if args.list:
@@ -209,10 +212,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.name:32} {m.file:28} {m.what}")
         return 0
     outcomes = []
-    for mutation in selected:
-        verdict, seconds = probe(mutation)
-        outcomes.append(verdict)
-        print(f"{verdict:15} {mutation.name:32} {seconds:5.1f}s  {mutation.what}", flush=True)
+    # each mutation runs in its own copy of the tree: they run side by side, one per core,
+    # and are printed in their listed order
+    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for mutation, (verdict, seconds) in zip(selected, pool.map(probe, selected), strict=True):
+            outcomes.append(verdict)
+            print(f"{verdict:15} {mutation.name:32} {seconds:5.1f}s  {mutation.what}", flush=True)
     killed = outcomes.count("killed")
     print(f"\n{killed} of {len(outcomes)} mutation(s) killed")
     return 0 if killed == len(outcomes) else 1
