@@ -46,11 +46,9 @@ from harness.assertions.jsonpath import select
 from harness.entities import AgentOutput, JsonObject
 from harness.errors import Problem
 
-__all__ = ["LOAD_CONDITIONS", "ORIGINS", "RUN_CONDITIONS", "Rule", "check_rules", "merge_layers",
+__all__ = ["LOAD_CONDITIONS", "RUN_CONDITIONS", "Rule", "check_rules", "merge_layers",
            "resolve_rules", "runtime_problem", "substitute"]
 
-#: Levels an item can come from, least specific first.
-ORIGINS = ("agent", "tenant", "scenario")
 #: ``when`` conditions decided when the dataset is loaded.
 LOAD_CONDITIONS = ("types", "tags", "expected")
 #: ``when`` conditions decided on each answer.

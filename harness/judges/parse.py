@@ -17,8 +17,6 @@ from harness.graded.answer import AnswerReader
 BANDS: dict[int, str] = {1: "poor", 2: "poor", 3: "average", 4: "good", 5: "exceptional"}
 INCONCLUSIVE = "inconclusive"
 NOT_EVALUATED = "not_evaluated"
-#: Every interpretation a report may show, best first.
-INTERPRETATIONS = ("exceptional", "good", "average", "poor", INCONCLUSIVE, NOT_EVALUATED)
 
 _SCORE_LINE = re.compile(r"\bscore\b\s*[:=]?\s*\**\s*([0-9]+(?:\.[0-9]+)?)", re.IGNORECASE)
 _REASON_LINE = re.compile(r"\breason\b\s*[:=]\s*(.+)", re.IGNORECASE)

@@ -15,9 +15,6 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-#: How an answer was obtained (``obtained`` in records and entry provenance).
-OBTAINED = ("cache", "paid", "journal", "scripted", "batch")
-
 
 @dataclass(frozen=True)
 class Tally:
@@ -44,11 +41,6 @@ class Tally:
     scripted: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-
-    @property
-    def queued(self) -> int:
-        """Iterations not started yet."""
-        return max(self.iterations - self.iterations_started, 0)
 
     def to_json(self) -> dict[str, int]:
         """The JSON form (``run.json``)."""

@@ -35,11 +35,6 @@ from harness.runsummary import RunSummary
 _WARNINGS_SHOWN = 10
 
 
-def summary_table(results: list[IterationResult]) -> str:
-    """Counts per agent x tenant x test type, with a total row."""
-    return coverage_table([r.to_json() for r in results])
-
-
 def coverage_table(records: list[dict[str, Any]], tablefmt: str = "simple") -> str:
     """Scenarios, iterations and outcomes per agent x tenant x test type, with a total row;
     ``strength`` is counterexamples caught / declared (how much a wrong answer would fail)."""

@@ -19,9 +19,6 @@ from harness.errors import Problem
 from harness.graded.grader import resolve_grader
 from harness.rubric.grade import RUBRIC
 
-#: Where an item may be declared, from the least to the most specific.
-ORIGINS = ("agent", "tenant", "scenario")
-
 
 def check_rubric(items: Sequence[Mapping[str, Any]] | None, agent_judge: Mapping[str, Any],
                  tools: Sequence[Mapping[str, Any]], file: Path, origin: str,

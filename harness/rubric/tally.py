@@ -53,10 +53,6 @@ class RuleTally:
         passes, graded = self.unscripted
         return round(passes / graded, 4) if graded else None
 
-    @property
-    def all_scripted(self) -> bool:
-        return bool(self.graded) and self.scripted == self.graded
-
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, **self.counts, "scripted": self.scripted,
                 "pass_rate": self.pass_rate, "trend_pass_rate": self.trend_pass_rate}
