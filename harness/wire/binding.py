@@ -37,7 +37,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from harness.cache.layout import entry_location
-from harness.cache.store import CacheStore, EntryAbsent
+from harness.cache.store import CacheStore, Entry, EntryAbsent
 from harness.clients.caching import CallRecord, Source
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
@@ -214,12 +214,7 @@ class WireBinding:
                     return self._failed(api, call, key, started, CacheMiss(
                         f"{self.scenario_id} iteration {self.iteration}: the entry at {entry.folder} is "
                         "no wire entry"))
-                if recorder.ledger is not None:
-                    recorder.ledger.from_cache()
-                self._answered(api, call, base, key, entry.response, entry.wire, CallRecord(
-                    key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
-                    provenance=entry.provenance))
-                return entry.wire
+                return self._hit(api, call, base, key, entry, entry.wire, started)
         if recorder.mode == "plan":
             with self._lock:
                 self.would_call.append(call)
@@ -364,12 +359,7 @@ class WireBinding:
             else:
                 self._release(key)
                 if entry.wire is not None:
-                    if recorder.ledger is not None:
-                        recorder.ledger.from_cache()
-                    self._answered(api, call, base, key, entry.response, entry.wire, CallRecord(
-                        key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
-                        provenance=entry.provenance))
-                    return entry.wire
+                    return self._hit(api, call, base, key, entry, entry.wire, started)
         found = journal.lookup_wire(key)
         if found is None or found.api != api:
             return None
@@ -460,6 +450,16 @@ class WireBinding:
             source=source, usage=usage or Usage(), obtained=obtained,
             attempts=1 if obtained == "paid" and usage is not None else 0, provenance=entry.provenance))
         return entry.wire
+
+    def _hit(self, api: str, call: ChatCall, base: str, key: str, entry: Entry, answer: WireAnswer,
+             started: float) -> WireAnswer:
+        """An answer the cache already holds: counted as from the cache, replayed byte for byte."""
+        if self.recorder.ledger is not None:
+            self.recorder.ledger.from_cache()
+        self._answered(api, call, base, key, entry.response, answer, CallRecord(
+            key, True, _ms(started), entry_location(self.scenario_id, self.iteration, key),
+            provenance=entry.provenance))
+        return answer
 
     def _answered(self, api: str, call: ChatCall, base: str, key: str, response: ChatResponse,
                   answer: WireAnswer, record: CallRecord) -> None:
