@@ -36,6 +36,8 @@ _current: contextvars.ContextVar[WireBinding | None] = contextvars.ContextVar(
 _active: list[WireBinding] = []
 _lock = threading.Lock()
 _patched: set[str] = set()
+#: httpx modules found not installed (looked for once per process).
+_absent: set[str] = set()
 
 
 @contextmanager
@@ -54,10 +56,18 @@ def bound(binding: WireBinding) -> Iterator[WireBinding]:
 
 
 def install() -> list[str]:
-    """Patch the transports of every installed httpx module (idempotent); returns their names."""
+    """Patch the transports of every installed httpx module (idempotent); returns their names.
+
+    Runs at the start of every iteration: a module looked for and not installed is
+    remembered (``importlib.util.find_spec`` searches ``sys.path`` on the disk, which cost
+    every iteration of a replay about as much as answering one request).
+    """
     with _lock:
         for name in MODULES:
-            if name in _patched or importlib.util.find_spec(name) is None:
+            if name in _patched or name in _absent:
+                continue
+            if importlib.util.find_spec(name) is None:
+                _absent.add(name)
                 continue
             _patch(importlib.import_module(name))
             _patched.add(name)
