@@ -25,9 +25,10 @@ from harness.cache.rerecords import (
     warning_text,
 )
 from harness.cache.stamp import check_stamp, refuse_newer_format, stamp_path, write_stamp
-from harness.cache.store import CacheStore, utc_now
+from harness.cache.store import CacheStore
 from harness.clients.caching import BoundClient
 from harness.clients.factory import ClientFactory
+from harness.clock import utc_now
 from harness.config import HarnessConfig
 from harness.counterexamples import check_counterexamples, toothless_message
 from harness.datasets import Dataset, load_dataset

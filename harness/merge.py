@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.aggregates import judge_means, rubric_summary
 from harness.atomic import write_file
-from harness.cache.store import parse_time
+from harness.cache.verify import parse_time
 from harness.counterexamples import strength
 from harness.errors import HarnessError
 from harness.manual import see

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from harness.atomic import TEMP_PREFIX
 from harness.cache.layout import ENTRIES_DIR
-from harness.cache.store import utc_now
 from harness.check.entries import scan_tree
 from harness.check.unused import Failure, Orphan, classify, in_scope
+from harness.clock import utc_now
 from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
 

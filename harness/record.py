@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from harness.behavior import actual_behavior
-from harness.cache.store import response_from_json, response_to_json
+from harness.cache.store import response_to_json
+from harness.cache.verify import response_from_json
 from harness.clients.caching import CallRecord
 from harness.counterexamples import CounterexampleResult
 from harness.entities import (

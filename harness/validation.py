@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
-from harness.cache.store import read_file
+from harness.cache.verify import read_file
 from harness.errors import Problem
 from harness.fastschema import Check, compile_schema
 from harness.request import normalise_newlines

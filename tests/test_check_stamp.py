@@ -10,7 +10,8 @@ import pytest
 from check_support import check, entry_folders, healthy, messages
 
 from conftest import Project
-from harness.cache.store import format_time, parse_time
+from harness.cache.store import format_time
+from harness.cache.verify import parse_time
 from harness.check import run_checks
 from harness.config import load_config
 

@@ -25,7 +25,8 @@ from provider_server import (
 )
 
 from conftest import REPO_ROOT, Project
-from harness.cache.store import CacheStore, utc_now
+from harness.cache.store import CacheStore
+from harness.clock import utc_now
 from harness.entities import ChatCall, ChatResponse
 from harness.key import compute_key
 from harness.refresh import journal_dir

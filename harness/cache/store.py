@@ -21,15 +21,13 @@ from pathlib import Path
 from harness import __version__
 from harness.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
-from harness.cache.verify import EntryStatus, parse_time, read_file, response_from_json, verify_entry
-from harness.clock import utc_now as utc_now  # re-exported: the one clock (harness.clock)
+from harness.cache.verify import EntryStatus, verify_entry
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import CacheCorrupt, CacheExpired
 from harness.key import CACHE_FORMAT_VERSION, compute_key, short_key
 from harness.wire.exchange import WireAnswer
 
-__all__ = ["CacheStore", "Entry", "EntryAbsent", "format_time", "parse_time", "read_file",
-           "response_from_json", "response_to_json", "utc_now"]
+__all__ = ["CacheStore", "Entry", "EntryAbsent", "format_time", "response_to_json"]
 _TEMP_PREFIX = TEMP_PREFIX
 
 

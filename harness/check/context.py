@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from harness.cache.store import utc_now
 from harness.check.entries import CacheTree, scan_tree
 from harness.check.gitrepo import GitRepo, find_repo
+from harness.clock import utc_now
 from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
 from harness.errors import DatasetError, Problem

@@ -27,9 +27,10 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from harness.cache.layout import entry_location
-from harness.cache.store import CacheStore, EntryAbsent, utc_now
+from harness.cache.store import CacheStore, EntryAbsent
 from harness.clients.base import ChatClient
 from harness.clients.provenance import SCRIPTED, complete_counted, endpoint_kind_of, provenance
+from harness.clock import utc_now
 from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
 from harness.errors import CacheError, HarnessError
 from harness.key import compute_key

@@ -37,7 +37,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from harness.cache.store import format_time, response_from_json, response_to_json, utc_now
+from harness.cache.store import format_time, response_to_json
+from harness.cache.verify import response_from_json
+from harness.clock import utc_now
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import ProviderError
 from harness.refresh.jsondisk import ForeignRow, open_state, state_error

@@ -41,9 +41,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from harness.cache.store import CacheStore, EntryAbsent, utc_now
+from harness.cache.store import CacheStore, EntryAbsent
 from harness.clients.caching import BoundClient, CachingClient
 from harness.clients.scripted import ScriptedClient
+from harness.clock import utc_now
 from harness.datasets import Dataset
 from harness.entities import Agent, ChatCall, ChatResponse, JsonObject, Scenario
 from harness.errors import CacheMiss, ConfigError, HarnessError

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.cache.store import parse_time
+from harness.cache.verify import parse_time
 from harness.errors import HarnessError
 from harness.record import IterationResult, always_written
 from harness.recordwriter import RESULTS_DIR, RUN_FILE
