@@ -14,6 +14,7 @@ import re
 from typing import Any
 
 from harness.entities import Agent, JsonObject, Scenario
+from harness.reading import normalise_newlines
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")
 
@@ -25,13 +26,6 @@ class TemplateError(ValueError):
         self.missing = missing
         names = ", ".join(f"{{{{{name}}}}} in {where}" for where, name in missing)
         super().__init__(f"undefined template parameter(s): {names}")
-
-
-def normalise_newlines(text: str) -> str:
-    """CRLF and lone CR become LF, so a Windows checkout hashes like a Linux one."""
-    if "\r" not in text:
-        return text
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def merged_params(agent: Agent, tenant_params: JsonObject, scenario: Scenario) -> JsonObject:

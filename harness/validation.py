@@ -18,10 +18,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
-from harness.cache.verify import read_file
 from harness.errors import Problem
 from harness.fastschema import Check, compile_schema
-from harness.request import normalise_newlines
+from harness.reading import normalise_newlines, read_file
 from harness.strictload import DocumentError, load_json, load_yaml
 
 _SCHEMA_FILES = ("agent", "tenant", "scenario", "expect", "rubric")

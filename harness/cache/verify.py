@@ -13,9 +13,7 @@ symbolic link (the rule of :mod:`harness.links`).
 from __future__ import annotations
 
 import enum
-import errno
 import hashlib
-import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -24,17 +22,10 @@ from typing import Any
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE
 from harness.entities import ChatResponse, ToolCall, Usage
 from harness.key import SHORT_KEY_LENGTH
-from harness.links import RULE
+from harness.reading import NotAFile, read_file
 from harness.strictload import load_json
 
 _FULL_KEY = re.compile(r"[0-9a-f]{64}")
-_CHUNK = 1 << 16
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_BINARY = getattr(os, "O_BINARY", 0)
-
-
-class NotAFile(OSError):
-    """A path of an entry exists but is no regular file: a folder, or a symbolic link."""
 
 
 class EntryStatus(enum.Enum):
@@ -85,35 +76,6 @@ def parse_time(text: Any) -> datetime:
     if moment.tzinfo is None:
         raise ValueError(f"{text!r} has no time zone (write it with Z, e.g. 2028-11-29T12:00:00Z)")
     return moment
-
-
-def read_file(path: str | os.PathLike[str], *, no_follow: bool = False) -> bytes:
-    """A whole small file; a folder (and, with ``no_follow``, a symbolic link) raises :class:`NotAFile`.
-
-    ``os.open``/``os.read`` skip the buffered-reader set-up of ``open()``: a replay
-    reads two files per call, this is the hot path.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | _BINARY | (_NOFOLLOW if no_follow else 0))
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise NotAFile(RULE.format(root="the cache root")) from None
-        if exc.errno in (errno.EISDIR, errno.EACCES) and os.path.isdir(path):
-            raise NotAFile("is a folder, not a file") from None
-        raise
-    try:
-        try:
-            chunk = os.read(fd, _CHUNK)
-        except IsADirectoryError:
-            raise NotAFile("is a folder, not a file") from None
-        if len(chunk) < _CHUNK:  # a short read of a regular file is its end
-            return chunk
-        chunks = [chunk]
-        while chunk := os.read(fd, _CHUNK):
-            chunks.append(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
 
 
 def response_from_json(data: Any) -> ChatResponse:
