@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import harness
 from harness.rerecord import rerecord_command  # the one builder of re-record commands
 
 __all__ = ["CATALOGUE", "DOCS_PAGE", "ErrorCode", "by_code", "main", "render_markdown"]
@@ -298,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args[:1] != ["--write"]:
         sys.stdout.write(text)
         return 0
-    root = Path(args[1]) if len(args) > 1 else Path(__file__).resolve().parent.parent
+    root = Path(args[1]) if len(args) > 1 else Path(harness.__file__).resolve().parent.parent
     (root / DOCS_PAGE).write_text(text, encoding="utf-8")
     return 0
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 from importlib import metadata
 from pathlib import Path
 
-_PACKAGE = Path(__file__).resolve().parent
+import harness
+
+_PACKAGE = Path(harness.__file__).resolve().parent  # the package root, wherever this module sits
 README = "readme"
 
 

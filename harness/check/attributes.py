@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.check.context import CheckContext
+from harness.check.context import CheckContext, cannot_observe
 from harness.check.findings import Finding, GuardResult
-from harness.check.gitrepo import GitError, cannot_observe
+from harness.check.gitrepo import GitError
 
 GUARD = "attributes"
 

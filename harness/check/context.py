@@ -12,11 +12,13 @@ from datetime import datetime
 from pathlib import Path
 
 from harness.check.entries import CacheTree, scan_tree
-from harness.check.gitrepo import GitRepo, find_repo
+from harness.check.findings import Finding, GuardResult
+from harness.check.gitrepo import NOT_A_REPO, NOT_A_REPO_FIX, GitRepo, find_repo
 from harness.clock import utc_now
 from harness.config import HarnessConfig
 from harness.datasets import Dataset, Selection, load_dataset
 from harness.errors import DatasetError, Problem
+from harness.rerecord import rerecord_command
 
 
 @dataclass(frozen=True)
@@ -86,3 +88,18 @@ def files_under(folder: Path) -> tuple[Path, ...]:
                 elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
                     found.append(Path(entry.path))  # a FIFO is never read: it would block
     return tuple(sorted(found))
+
+
+def cannot_observe(ctx: CheckContext, guard: str, what: str) -> GuardResult | None:
+    """The failing result of a git guard that would be blind (no repository, no cache file).
+
+    A guard that cannot observe the tree must fail rather than pass: ``None`` means it can.
+    """
+    if ctx.repo is None:
+        return GuardResult(guard, "blind: no git repository",
+                           (Finding(guard, "", NOT_A_REPO, NOT_A_REPO_FIX),))
+    if not ctx.cache_files:
+        return GuardResult(guard, "no cache file to check", (Finding(
+            guard, ctx.cache_rel, f"holds no file: {what} cannot be checked over an empty set",
+            "record the cache (" + rerecord_command(fix="missing") + "), or fix [tool.harness] cache"),))
+    return None

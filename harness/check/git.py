@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.check.context import CheckContext
+from harness.check.context import CheckContext, cannot_observe
 from harness.check.findings import Finding, GuardResult
-from harness.check.gitrepo import GitError, cannot_observe
+from harness.check.gitrepo import GitError
 
 GUARD = "git"
 _TRACKED = "; it is tracked, but its next re-record would be left out of the commit"

@@ -14,13 +14,6 @@ import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from harness.check.findings import Finding, GuardResult
-from harness.rerecord import rerecord_command
-
-if TYPE_CHECKING:
-    from harness.check.context import CheckContext
 
 
 class GitError(Exception):
@@ -75,18 +68,3 @@ def _git(cwd: Path, args: Sequence[str], *, stdin: str | None = None,
 NOT_A_REPO = ("not a git repository; the git guards cannot observe the tree, and a guard that "
               "cannot observe must not pass")
 NOT_A_REPO_FIX = "run the check inside the git checkout that commits the cache (git init, or clone)"
-
-
-def cannot_observe(ctx: CheckContext, guard: str, what: str) -> GuardResult | None:
-    """The failing result of a git guard that would be blind (no repository, no cache file).
-
-    A guard that cannot observe the tree must fail rather than pass: ``None`` means it can.
-    """
-    if ctx.repo is None:
-        return GuardResult(guard, "blind: no git repository",
-                           (Finding(guard, "", NOT_A_REPO, NOT_A_REPO_FIX),))
-    if not ctx.cache_files:
-        return GuardResult(guard, "no cache file to check", (Finding(
-            guard, ctx.cache_rel, f"holds no file: {what} cannot be checked over an empty set",
-            "record the cache (" + rerecord_command(fix="missing") + "), or fix [tool.harness] cache"),))
-    return None

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, Entry, EntryAbsent
@@ -51,7 +51,6 @@ from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of,
 from harness.wire.placeholder import with_real_key
 
 if TYPE_CHECKING:
-    from harness.refresh.batch import BatchQueue
     from harness.refresh.journal import Journal
 
 #: How a run answers wire requests (see the module docstring); ``plan`` counts the requests a
@@ -103,6 +102,19 @@ class WireDeferred:
     """The SDK's own request with the real key in place (what a synchronous send would send)."""
 
 
+class DeferQueue(Protocol):
+    """Where a ``--batch`` round queues paid requests (:class:`harness.refresh.batch.BatchQueue`).
+
+    Declared here, not imported: the batch rounds run above the binding and import it, so
+    the binding names only what it uses of their queue (no import circle).
+    """
+
+    @property
+    def failed(self) -> dict[str, str]: ...
+
+    def defer(self, item: WireDeferred) -> None: ...
+
+
 @dataclass
 class WireRecorder:
     """What answers the wire exchanges of one agent's iterations in this run."""
@@ -120,7 +132,7 @@ class WireRecorder:
     journal: Journal | None = None
     """Paid recording: every answer is journaled before its entry is written; a re-run (``--resume``)
     materialises answers an earlier run paid for instead of paying again."""
-    batch: BatchQueue | None = None
+    batch: DeferQueue | None = None
     """``--batch``: paid requests are queued for the round's batch (:mod:`harness.refresh.batch`)."""
     batch_retry_errors: bool = False
     agent: str = ""
