@@ -269,7 +269,8 @@ def render_markdown() -> str:
     lines = [
         "# Error codes",
         "",
-        "<!-- Generated from harness/codes.py by `python -m harness.codes --write`; do not edit. -->",
+        "<!-- Generated from harness/codes.py by "
+        "`python -m harness.codes --write`; do not edit. -->",
         "",
         "Every error the harness prints on purpose starts with a stable code "
         "(`eval-cache-miss: ...`). The message around it names the file, the field and the "

@@ -77,7 +77,7 @@ class RunOptions:
     batch_retry_errors: bool = False
     """Pay synchronously for a batch request that came back with an error, instead of reporting it."""
     shard: ShardSpec | None = None
-    """Run only this shard of the selection (:mod:`harness.shards`); its run.json records the split."""
+    """Run only this shard of the selection (:mod:`harness.shards`); run.json records the split."""
     mutants: bool = False
     """Judge generated mutants of every answer (:mod:`harness.mutants`; no model call)."""
 

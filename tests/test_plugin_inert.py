@@ -20,9 +20,9 @@ import pytest
 from conftest import Project
 
 #: What the plugin must not import before ``--evals`` (the library and its dependencies).
-HEAVY = ("harness.pytest_plugin", "harness.api", "harness.datasets", "harness.config",
-         "harness.record", "harness.recordwriter", "harness.report", "harness.cache", "jsonschema",
-         "yaml", "tabulate", "diskcache")
+HEAVY = ("harness.pytest_plugin", "harness.api", "harness.datasets",
+         "harness.config", "harness.record", "harness.recordwriter",
+         "harness.report", "harness.cache", "jsonschema", "yaml", "tabulate", "diskcache")
 
 
 @pytest.fixture
