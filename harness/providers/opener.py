@@ -73,6 +73,9 @@ class _Watchdog:
         with self._cond:
             if deadline._cancelled:
                 return
+            if deadline._sock is not None:  # re-armed on a fresh connection: same deadline
+                deadline._sock = sock
+                return
             deadline._sock = sock
             self._order += 1
             heapq.heappush(self._heap, (deadline.expires_at, self._order, deadline))
