@@ -183,6 +183,8 @@ class EvalSession:
         obtain every answer, drop those that did (from the run's records: every process's)."""
         if self.options.mode != "refresh":
             return []
+        if not self.failed_rerecords and not self._writer.failed_calls and self._writer.sole_writer():
+            return []  # nothing listed, no call failed: nothing to change, no record read back
         from harness.report.load import load_records
 
         records = load_records(self._writer.run_dir)
