@@ -28,6 +28,8 @@ from harness.errors import HarnessError
 FORMAT_KEY = "harness:format"
 FORMAT = "json-1"
 _DB = "cache.db"
+#: Pages of write-ahead log between two checkpoints (each one fsyncs the database).
+WAL_CHECKPOINT_PAGES = 4096
 
 
 class RefreshStateError(HarnessError):
@@ -76,9 +78,12 @@ def open_state(directory: Path, what: str, consequence: str) -> diskcache.Cache:
     try:
         directory.mkdir(parents=True, exist_ok=True)
         # cull_limit=0: no search for expired rows on every write (a third of a journal write's
-        # CPU); an expired row reads as absent anyway, and they are purged once, below
+        # CPU); an expired row reads as absent anyway, and they are purged once, below.
+        # wal_autocheckpoint 4096 pages (16 MB) instead of SQLite's 1000: a checkpoint fsyncs,
+        # and it runs inside a commit, under the lock every thread of the run waits on; a
+        # commit is still in the WAL when it returns, so it survives a killed process.
         cache = diskcache.Cache(str(directory), disk=JsonOnlyDisk, eviction_policy="none", timeout=60,
-                                cull_limit=0)
+                                cull_limit=0, sqlite_wal_autocheckpoint=WAL_CHECKPOINT_PAGES)
     except (sqlite3.DatabaseError, OSError) as exc:
         raise RefreshStateError(f"the {what} at {directory} cannot be opened ({exc}). Fix: {fix}") from None
     try:
