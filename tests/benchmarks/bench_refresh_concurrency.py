@@ -80,8 +80,8 @@ async def handle(reader, writer):
         while True:
             try:
                 head = await reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, ConnectionError):
-                return
+            except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+                return  # the client closed (or the server stops with a connection kept open)
             length, close = 0, False
             for line in head.lower().split(b"\r\n"):
                 if line.startswith(b"content-length:"):
@@ -160,7 +160,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", type=int, default=128)
     parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
     parser.add_argument("--against", type=Path, action="append", default=[],
                         help="another source tree of the harness to time beside this one (repeatable)")
