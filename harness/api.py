@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -184,6 +184,8 @@ class EvalSession:
         obtain every answer, drop those that did (from the run's records: every process's)."""
         if self.options.mode != "refresh":
             return []
+        if not self.failed_rerecords and not self._writer.failed_calls and self._writer.sole_writer():
+            return []  # nothing listed, no call failed: nothing to change, no record read back
         from harness.report.load import load_records
 
         records = load_records(self._writer.run_dir)
@@ -373,13 +375,13 @@ def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], worker
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="harness-record")
     try:
         futures = [pool.submit(session.execute, scenario, iteration) for scenario, iteration in plan]
-        pending: set[Future[IterationResult]] = set(futures)
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                result = future.result()
-                if progress is not None:
-                    progress.advance(result)
+        # as_completed waits on every future once; wait(FIRST_COMPLETED) in a loop re-armed a
+        # waiter on every pending future per completion: quadratic in the plan, on the
+        # thread the workers share the interpreter lock with
+        for future in as_completed(futures):
+            result = future.result()
+            if progress is not None:
+                progress.advance(result)
         return [future.result() for future in futures]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)

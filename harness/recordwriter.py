@@ -12,6 +12,7 @@ more than the replay itself. The line is :meth:`IterationResult.to_json`.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -42,11 +43,15 @@ class ResultWriter:
         self._lines = 0
         self._lock = threading.Lock()
         self._shown = self.records_file.relative_to(results_root).as_posix()
+        self.failed_calls = False
+        """A record written by this writer lists a call that failed for good."""
 
     def write(self, result: IterationResult) -> dict[str, Any]:
         """Append an iteration record and return it (with its ``transcript_path`` and line)."""
         record = result.to_json()
         record["transcript_path"] = self._shown
+        if not self.failed_calls and any(call.get("failed") for call in record.get("calls") or ()):
+            self.failed_calls = True
         with self._lock:
             self._lines += 1
             record["transcript_line"] = self._lines
@@ -59,6 +64,14 @@ class ResultWriter:
                 handle.write(line)
                 handle.flush()
         return record
+
+    def sole_writer(self) -> bool:
+        """Whether no other process wrote records of this run (no other records file)."""
+        try:
+            names = os.listdir(self.run_dir)
+        except FileNotFoundError:
+            return True
+        return all(name == self.records_file.name for name in names if name.startswith("records"))
 
     def close(self) -> None:
         """Close the records file (a later record reopens it)."""

@@ -20,7 +20,14 @@ from pathlib import Path
 
 from harness import __version__
 from harness.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
-from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE, entry_dir, entry_location, iteration_dir
+from harness.cache.layout import (
+    CONTENTS_FILE,
+    ENTRIES_DIR,
+    ENTRY_FILE,
+    entry_dir,
+    entry_location,
+    iteration_dir,
+)
 from harness.cache.verify import EntryStatus, verify_entry
 from harness.entities import ChatCall, ChatResponse, JsonObject
 from harness.errors import CacheCorrupt, CacheExpired
@@ -208,11 +215,14 @@ class CacheStore:
         Only call it while holding the entry's journal claim: no other writer can
         then be building the same entry.
         """
-        final = self.path_for(call, key)
-        if not final.parent.is_dir():
+        name = short_key(key)
+        parent = f"{self.root}/{ENTRIES_DIR}/{call.scenario_id}/{call.iteration}"
+        try:  # plain os on strings: every paid call of a refresh asks, and the folder is new
+            names = os.listdir(parent)
+        except (FileNotFoundError, NotADirectoryError):
             return 0
-        prefixes = (f"{_TEMP_PREFIX}{final.name}-", f"{_TEMP_PREFIX}old-{final.name}-")
-        stale = [p for p in final.parent.iterdir() if p.name.startswith(prefixes)]
-        for path in stale:
-            shutil.rmtree(path, ignore_errors=True)
+        prefixes = (f"{_TEMP_PREFIX}{name}-", f"{_TEMP_PREFIX}old-{name}-")
+        stale = [found for found in names if found.startswith(prefixes)]
+        for found in stale:
+            shutil.rmtree(os.path.join(parent, found), ignore_errors=True)
         return len(stale)

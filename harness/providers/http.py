@@ -1,10 +1,12 @@
 """The one HTTP transport of the providers: POST JSON, retry what is transient, redact keys.
 
-Standard library only (``urllib.request``: it honours ``HTTPS_PROXY``/``NO_PROXY``
-like the official SDKs). A call is retried on 408, 409, 425, 429 and every 5xx
-status, on timeouts, refused or reset connections and truncated bodies, with
-exponential backoff and full jitter, honouring ``Retry-After`` (seconds or an
-HTTP date, capped) and ``retry-after-ms``, for a bounded number of attempts.
+Standard library only: ``http.client`` on kept-alive connections
+(:mod:`harness.providers.pool`), or the ``urllib.request`` opener when a proxy
+applies (it honours ``HTTPS_PROXY``/``NO_PROXY`` like the official SDKs). A
+call is retried on 408, 409, 425, 429 and every 5xx status, on timeouts,
+refused or reset connections and truncated bodies, with exponential backoff
+and full jitter, honouring ``Retry-After`` (seconds or an HTTP date, capped)
+and ``retry-after-ms``, for a bounded number of attempts.
 Every other status fails at once, and so does an error a
 :data:`Diagnose` hook recognises (a context overflow, a server that cannot take
 tools): another attempt would be paid for and fail the same way. A failure is a
@@ -38,9 +40,16 @@ import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from harness.errors import ProviderError
+
+if TYPE_CHECKING:
+    from harness.providers.opener import Deadline
+    from harness.providers.pool import Connections
+
+#: :attr:`Transport._pool` before the first call has decided it.
+_UNDECIDED = object()
 
 #: Statuses worth another attempt; every 5xx is retried too.
 RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
@@ -263,8 +272,10 @@ class Transport:
         self._hints = dict(status_hints or {})
         self._diagnose = diagnose
         self.observer = observer
+        self._pool: object = _UNDECIDED
+        """The kept-alive connections (or None behind a proxy), decided at the first call."""
         self._opener: Any = None
-        """Built at the first call: an offline replay builds transports but never imports
+        """Built at the first call, behind a proxy only: an offline replay builds transports but never imports
         ``urllib.request`` (with ``http.client``, ``ssl`` and ``email``, 9 MB and 30 ms)."""
 
     def post_json(self, path: str, payload: Mapping[str, Any], *, scenario: str,
@@ -372,12 +383,18 @@ class Transport:
     def _send(self, url: str, data: bytes | None, *, method: str = "POST",
               content_type: str = "application/json") -> Reply:
 
-        from harness.providers.opener import Deadline, TimedRequest
+        from harness.providers.opener import Deadline
 
         headers = {**self._headers, "Content-Type": content_type}
-        request = TimedRequest(url, data=data, headers=headers, method=method)
-        request.deadline = deadline = Deadline(self.timeout_s)
+        deadline = Deadline(self.timeout_s)
         try:
+            connections = self._connections()
+            if connections is not None:
+                return self._exchange(connections, method, url, data, headers, deadline)
+            from harness.providers.opener import TimedRequest
+
+            request = TimedRequest(url, data=data, headers=headers, method=method)
+            request.deadline = deadline
             return self._open(request)
         except _Transient:
             if deadline.expired:
@@ -385,6 +402,46 @@ class Transport:
             raise
         finally:
             deadline.cancel()
+
+    def _connections(self) -> Connections | None:
+        """The kept-alive connections of this transport (:mod:`harness.providers.pool`), or None
+        when a proxy applies to the base URL (the urllib opener then talks to the proxy)."""
+        if self._pool is _UNDECIDED:
+            import urllib.request
+
+            from harness.providers.pool import Connections
+
+            parts = urllib.parse.urlsplit(self.base_url)
+            proxied = parts.scheme in urllib.request.getproxies() \
+                and not urllib.request.proxy_bypass(parts.netloc)
+            self._pool = None if proxied else Connections(parts.scheme, parts.netloc,
+                                                          self.timeout_s)
+        return self._pool  # type: ignore[return-value]
+
+    def _exchange(self, connections: Connections, method: str, url: str, data: bytes | None,
+                  headers: Mapping[str, str], deadline: Deadline) -> Reply:
+        """One attempt on a kept-alive connection, its failures named as :meth:`_open` names them."""
+        from http.client import HTTPException
+
+        from harness.providers.pool import ConnectFailed
+
+        parts = urllib.parse.urlsplit(url)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            status, body, got = connections.exchange(method, target, data, headers, deadline, _read)
+        except ConnectFailed as failed:
+            error = failed.reason
+            if isinstance(error, TimeoutError):
+                raise _Transient(self._timed_out(), timeout=True) from None
+            never_sent = isinstance(error, (ConnectionRefusedError, socket.gaierror))
+            raise _Transient(f"connection failed: {redact(str(error), self._secrets)}",
+                             reached=not never_sent) from None
+        except TimeoutError:
+            raise _Transient(self._timed_out(), timeout=True) from None
+        except (HTTPException, OSError) as error:
+            raise _Transient(f"connection failed: {type(error).__name__}: "
+                             f"{redact(str(error), self._secrets)}") from None
+        return Reply(status, body, _lower(got))
 
     def _open(self, request: urllib.request.Request) -> Reply:
         import urllib.error

@@ -177,8 +177,8 @@ class Journal:
         return JournaledWire(str(wire["api"]), answer, obtained, this_run)
 
     def forget(self, keys: Iterable[str]) -> None:
-        """Drop answers that a finished run has materialised."""
-        with self._guard():
+        """Drop answers that a finished run has materialised (one transaction for them all)."""
+        with self._guard(), self._cache.transact(retry=True):
             for key in keys:
                 self._cache.delete(f"answer:{key}", retry=True)
 

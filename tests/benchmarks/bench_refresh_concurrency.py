@@ -9,7 +9,9 @@ Not a test (pytest does not collect it): run it by hand.
 It starts an OpenAI-compatible server on 127.0.0.1, in a process of its own (a
 real provider does not share our interpreter lock), that answers every request
 after a fixed latency (asyncio: the latency is a wait, and the server's own work
-per request stays far below it, so it does not cap the throughput it measures),
+per request stays far below it, so it does not cap the throughput it measures)
+and keeps each connection open for the next request as providers do, unless
+the client asks to close it (urllib, the "before" trees, does on every call),
 then refreshes a fresh synthetic project (one agent, ``--scenarios`` scenarios)
 at each concurrency level through the real path: credentials, provider,
 transport, journal, atomic entry writes, records. Each refresh runs in a
@@ -68,20 +70,30 @@ BODY = json.dumps({"id": "chatcmpl-1", "object": "chat.completion", "created": 1
                    "choices": [{"index": 0, "finish_reason": "stop", "message": {
                        "role": "assistant", "content": json.dumps({"answer": "yes"})}}],
                    "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}).encode()
-HEAD = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
-        b"Content-Length: " + str(len(BODY)).encode() + b"\r\n\r\n")
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + str(len(BODY)).encode()
+KEEP, CLOSE = HEAD + b"\r\n\r\n", HEAD + b"\r\nConnection: close\r\n\r\n"
 
 async def handle(reader, writer):
+    # HTTP/1.1 as providers speak it: the connection stays open for the next request
+    # unless the client asks to close it (urllib does, on every request)
     try:
-        head = await reader.readuntil(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n"):
-            if line.lower().startswith(b"content-length:"):
-                length = int(line.split(b":", 1)[1])
-        await reader.readexactly(length)
-        await asyncio.sleep(LATENCY)  # the fixed latency: a wait, not work
-        writer.write(HEAD + BODY)
-        await writer.drain()
+        while True:
+            try:
+                head = await reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
+                return  # the client closed (or the server stops with a connection kept open)
+            length, close = 0, False
+            for line in head.lower().split(b"\r\n"):
+                if line.startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+                elif line.startswith(b"connection:") and b"close" in line:
+                    close = True
+            await reader.readexactly(length)
+            await asyncio.sleep(LATENCY)  # the fixed latency: a wait, not work
+            writer.write((CLOSE if close else KEEP) + BODY)
+            await writer.drain()
+            if close:
+                return
     finally:
         writer.close()
 
@@ -148,7 +160,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", type=int, default=128)
     parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
-    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16])
+    parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
     parser.add_argument("--against", type=Path, action="append", default=[],
                         help="another source tree of the harness to time beside this one (repeatable)")
