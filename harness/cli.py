@@ -180,7 +180,10 @@ _DEPENDENCIES = {"yaml": "pyyaml", "jsonschema": "jsonschema", "diskcache": "dis
 
 def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "run":
-        return _run(args)
+        from harness.collector import batch_pace
+
+        with batch_pace():
+            return _run(args)
     if args.command == "mutants":
         return _mutants(args)
     if args.command == "check":

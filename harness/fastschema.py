@@ -63,7 +63,8 @@ _TYPES: dict[str, Check] = {
 
 
 #: Types whose test is a plain isinstance() (integer and number must leave bool out).
-_CLASSES: dict[str, type] = {"array": list, "object": dict, "string": str, "null": type(None)}
+_CLASSES: dict[str, type] = {"array": list, "object": dict, "string": str, "null": type(None),
+                             "boolean": bool}
 
 
 def json_equal(one: Any, two: Any) -> bool:

@@ -84,12 +84,32 @@ def schema_problem(schema: Any) -> str | None:
                 "never fetches a schema. Fix: copy the referenced schema under $defs and refer "
                 "to it as '#/$defs/<name>'")
     cls = validator_class(schema)
-    try:
-        cls.check_schema(dict(schema))
-    except SchemaError as exc:
+    exc = _metaschema_error(schema, cls)
+    if exc is not None:
         where = exc.json_path.removeprefix("$").removeprefix(".")
         message = exc.message if len(exc.message) <= 160 else exc.message[:160] + "…"
         return f"is not a valid JSON Schema: {where + ': ' if where else ''}{message}"
+    return None
+
+
+def _metaschema_error(schema: Mapping[str, Any], cls: Any) -> SchemaError | None:
+    """Why ``schema`` is invalid by ``cls``'s metaschema, or ``None``.
+
+    Asked of :mod:`harness.assertions.compiled`, which checks each distinct schema once per
+    process (by content, draft 2020-12 through the compiled yes/no check, jsonschema only to
+    word an invalid one): an agent's output schema is checked here at load and its verdict
+    is the one its first evaluation finds, instead of jsonschema walking the metaschema
+    again (a third of the examples' load). A ``$schema`` that is not text keeps the plain
+    check (the memo asks ``validator_for``, which would raise on it).
+    """
+    if isinstance(schema.get("$schema", ""), str):
+        from harness.assertions.compiled import compiled  # it imports this module
+
+        return compiled(schema, cls).error
+    try:
+        cls.check_schema(dict(schema))
+    except SchemaError as exc:
+        return exc
     return None
 
 

@@ -207,3 +207,13 @@ def test_a_schema_is_checked_once_per_content() -> None:
     two = copy.deepcopy(one)
     assert compiled(one) is compiled(two)
     assert compiled({"type": "strin"}).error is not None
+
+
+def test_object_or_boolean_is_one_isinstance_that_still_refuses_numbers() -> None:
+    """``type: [object, boolean]`` (every subschema slot of the metaschema): 1 and 0 are not
+    booleans, as in jsonschema."""
+    schema = {"type": ["object", "boolean"]}
+    check = compile_schema(schema)
+    assert check is not None
+    for value in (True, False, {}, {"a": 1}, 1, 0, 1.0, [], "true", None):
+        assert check(value) is Draft202012Validator(schema).is_valid(value), value

@@ -224,7 +224,7 @@ def resolve_rules(rules: Sequence[Rule], data: Mapping[str, Any], file: Path,
                 f"rename the item, or add opt_out: [{{rule: {rule.name}, reason: ...}}]"))
             continue
         item, missing = substitute(rule.item, params)
-        bad = [f"{{{{{p}}}}} is not defined" for p in missing] or check_item(item)
+        bad = [f"{{{{{p}}}}} is not defined" for p in missing] or _checked_item(item)
         if bad:
             problems.extend(Problem(file, "params", f"{rule.origin} rule '{rule.name}': {reason}",
                                     "define the parameter, or opt out of the rule with a reason")
@@ -233,6 +233,25 @@ def resolve_rules(rules: Sequence[Rule], data: Mapping[str, Any], file: Path,
         runtime = {key: rule.when[key] for key in RUN_CONDITIONS if key in rule.when}
         resolved.append((item, rule.origin, runtime))
     return resolved, problems
+
+
+#: :func:`check_item`'s answer per resolved item, by its ``repr`` (keys in order, types kept):
+#: a rule resolves to the same item in every scenario whose params it reads agree, and the
+#: committed examples checked the same few items against the expect schema ~500 times.
+_CHECKED: dict[str, list[str]] = {}
+_MAX_CHECKED = 4096
+
+
+def _checked_item(item: Any) -> list[str]:
+    """:func:`check_item` of a resolved rule item, once per distinct item per process."""
+    key = repr(item)
+    found = _CHECKED.get(key)
+    if found is None:
+        found = check_item(item)
+        if len(_CHECKED) >= _MAX_CHECKED:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    return list(found)
 
 
 def runtime_problem(when: Mapping[str, Any], output: AgentOutput, decision_path: str) -> str | None:

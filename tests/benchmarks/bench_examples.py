@@ -5,6 +5,7 @@ Not a test (pytest does not collect this folder): run it by hand.
     python tests/benchmarks/bench_examples.py                    # this tree, 7 repetitions
     python tests/benchmarks/bench_examples.py --against /old/tree   # before/after, interleaved
     python tests/benchmarks/bench_examples.py --profile          # top functions by cumulative time
+    python tests/benchmarks/bench_examples.py --agent open-question --agent ...   # a subset
 
 The committed examples (``pyproject.toml``, ``eval-datasets/``, ``eval-cache/``)
 are copied once into a temporary project, so the runs write their records
@@ -18,7 +19,9 @@ is taken from one probe run of each variant): loading and validating the
 datasets, the replay, the assertions, judges, rubric and counterexamples, the
 records and the report, without Python's start-up and the imports, which
 ``--help`` measures. The process's whole CPU (user + system) is shown beside
-it, and the wall time.
+it, and the wall time. ``--agent NAME`` (repeatable) runs only those agents,
+as ``run --agent`` does: with the declared agents alone (no ``sdk-*``), the
+figure is the harness's own work, without the SDK agents' code and imports.
 
 Variants run interleaved (``measure.interleaved``: one priming run each, then
 each repetition in an order rotated by one); the ratio is the median of
@@ -46,7 +49,7 @@ REPO = BENCHMARKS.parents[1]
 
 CHILD = r"""
 import importlib, io, json, os, resource, sys, time
-tree, project, modules, mode = sys.argv[1:5]
+tree, project, modules, mode, agents = sys.argv[1:6]
 if tree:
     sys.path.insert(0, tree)
 if modules:
@@ -56,7 +59,7 @@ if modules:
         except Exception:
             pass
 from harness import cli
-argv = ["--project", project, "run", "-q"]
+argv = ["--project", project, "run", "-q"] + [a for n in json.loads(agents) for a in ("--agent", n)]
 real = sys.stdout
 sys.stdout = io.StringIO()
 if mode == "profile":
@@ -64,7 +67,7 @@ if mode == "profile":
     profiler = cProfile.Profile()
     code = profiler.runcall(cli.main, argv)
     sys.stdout = real
-    pstats.Stats(profiler, stream=real).sort_stats("cumulative").print_stats(int(sys.argv[5]))
+    pstats.Stats(profiler, stream=real).sort_stats("cumulative").print_stats(int(sys.argv[6]))
     raise SystemExit(0)
 wall0, cpu0 = time.perf_counter(), time.process_time()
 code = cli.main(argv)
@@ -91,10 +94,12 @@ def example_project(folder: Path, source: Path) -> Path:
     return root
 
 
-def child(tree: str, project: Path, modules: str, mode: str, extra: tuple[str, ...] = ()) -> str:
+def child(tree: str, project: Path, modules: str, mode: str, extra: tuple[str, ...] = (),
+          agents: tuple[str, ...] = ()) -> str:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     env.pop("GITHUB_STEP_SUMMARY", None)
-    done = subprocess.run([sys.executable, "-c", CHILD, tree, str(project), modules, mode, *extra],
+    done = subprocess.run([sys.executable, "-c", CHILD, tree, str(project), modules, mode,
+                           json.dumps(list(agents)), *extra],
                           capture_output=True, text=True, env=env, check=False, cwd=project)
     if done.returncode != 0:
         raise SystemExit(f"{mode} run of {tree or 'this tree'} failed:\n{done.stderr[-3000:]}")
@@ -108,25 +113,30 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="print the top functions and stop")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--agent", action="append", default=[],
+                        help="run only this agent, as run --agent (repeatable)")
     args = parser.parse_args()
     measure.compile_trees([REPO, *args.against])
     with tempfile.TemporaryDirectory() as folder:
         project = example_project(Path(folder), REPO)
+        agents = tuple(args.agent)
         trees = {"this tree": ""} | {f"against {t}": str(t.resolve()) for t in args.against}
         lists: dict[str, str] = {}
         for name, tree in trees.items():
             path = Path(folder) / f"modules-{len(lists)}.json"
-            path.write_text(child(tree, project, "", "probe"), encoding="utf-8")
+            path.write_text(child(tree, project, "", "probe", agents=agents), encoding="utf-8")
             lists[name] = str(path)
         if args.profile:
             print(f"cProfile of the run work (imports done first), {measure.load()}\n")
-            print(child("", project, lists["this tree"], "profile", (str(args.top),)))
+            print(child("", project, lists["this tree"], "profile", (str(args.top),), agents))
             return 0
         print(f"python {sys.version.split()[0]}; {measure.load()}; {args.repeat} repetitions, "
-              "interleaved, rotated, primed\n", flush=True)
+              "interleaved, rotated, primed; agents: "
+              f"{', '.join(agents) or 'all'}\n", flush=True)
 
         def one(name: str) -> dict[str, float]:
-            result: dict[str, float] = json.loads(child(trees[name], project, lists[name], "time"))
+            result: dict[str, float] = json.loads(child(trees[name], project, lists[name], "time",
+                                                        agents=agents))
             if result["code"] != 0:
                 raise SystemExit(f"{name}: the examples did not pass (exit {result['code']})")
             return result
