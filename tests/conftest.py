@@ -149,10 +149,14 @@ collect_ignore = ["benchmarks"]
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The harness wheel and every wheel the adoption tests install, built once per session
-    (tests/adoption_support.py: the only step that may use the package index)."""
-    from adoption_support import build_wheelhouse
+    and shared by every xdist worker of it (tests/adoption_support.py: the only step that may
+    use the package index)."""
+    from adoption_support import shared_wheelhouse
 
-    return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse") / "wheels")
+    base = tmp_path_factory.getbasetemp()
+    # under xdist each worker's base is <session>/popen-gwN; their parent is the session's own
+    session_root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return shared_wheelhouse(session_root)
 
 
 @pytest.fixture
