@@ -146,6 +146,29 @@ def project(tmp_path: Path, capsys: pytest.CaptureFixture[str],
 collect_ignore = ["benchmarks"]
 
 
+def _cost(item: pytest.Item) -> float:
+    """The seconds a ``slow`` marker estimates for ``item`` (``slow(seconds=N)``; 1 if unsaid)."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.kwargs.get("seconds", 1)) if marker is not None else 0.0
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules holding ``slow`` tests run first, the costliest first; the rest keep their order.
+
+    Under pytest-xdist the workers take tests from the front of this list, so a long test
+    collected last would run alone at the end while the other worker idles; started first,
+    the short tests fill in around it and the workers finish together. Whole modules move,
+    in their own order, so module-scoped fixtures are still set up once.
+    """
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    costs = {name: sum(_cost(item) for item in group) for name, group in modules.items()}
+    ordered = sorted(modules, key=lambda name: -costs[name])  # stable: ties keep their order
+    items[:] = [item for name in ordered for item in modules[name]]
+
+
 @pytest.fixture(scope="session")
 def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The harness wheel and every wheel the adoption tests install, built once per session
