@@ -197,15 +197,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 
 @pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheelhouse(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The harness wheel and every wheel the adoption tests install, built once per session
     and shared by every xdist worker of it (tests/adoption_support.py: the only step that may
     use the package index)."""
     from adoption_support import shared_wheelhouse
 
     base = tmp_path_factory.getbasetemp()
-    # under xdist each worker's base is <session>/popen-gwN; their parent is the session's own
-    session_root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    # an xdist worker's base is <session>/popen-gwN; their parent is the session's own
+    session_root = base.parent if hasattr(request.config, "workerinput") else base
     return shared_wheelhouse(session_root)
 
 
