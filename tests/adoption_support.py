@@ -10,12 +10,18 @@ command that tried the network would fail instead of quietly succeeding.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # Windows: no shared lock, each xdist worker builds its own wheelhouse
+    fcntl = None  # type: ignore[assignment]
 
 from conftest import REPO_ROOT
 
@@ -51,6 +57,47 @@ def build_wheelhouse(dest: Path) -> Path:
     return dest
 
 
+def source_digest() -> str:
+    """sha256 over the names and bytes of every file a build of the harness reads (the files
+    :func:`copy_source` copies): the key of a shared wheelhouse, so a changed file never reuses
+    a wheel built from the old one."""
+    digest = hashlib.sha256()
+    for name in _SOURCE:
+        source = REPO_ROOT / name
+        files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
+        for path in files:
+            relative = path.relative_to(REPO_ROOT)
+            if "__pycache__" in relative.parts or path.suffix == ".pyc" or any(
+                    part.endswith(".egg-info") for part in relative.parts):
+                continue
+            digest.update(relative.as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def shared_wheelhouse(session_root: Path) -> Path:
+    """The wheelhouse of this pytest session, built by whichever xdist worker asks first.
+
+    ``session_root`` is the folder every worker of one session shares (the parent of each
+    worker's own temp base). An exclusive file lock makes the others wait for the build
+    instead of building it again (it is the slowest set-up of the suite: a wheel build and a
+    download of the SDK stacks); the folder is named by :func:`source_digest` and counted as
+    built only once its marker file exists, so a build that failed half way is redone.
+    """
+    folder = session_root / f"wheelhouse-{source_digest()[:16]}"
+    wheels, done = folder / "wheels", folder / "built"
+    if fcntl is None:
+        return build_wheelhouse(session_root / f"wheelhouse-{os.getpid()}" / "wheels")
+    session_root.mkdir(parents=True, exist_ok=True)
+    with open(session_root / f"{folder.name}.lock", "w", encoding="utf-8") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            build_wheelhouse(wheels)
+            done.write_text("complete\n", encoding="utf-8")
+    return wheels
+
+
 def harness_wheel(wheelhouse: Path) -> Path:
     (wheel,) = wheelhouse.glob("offline_evals-*.whl")
     return wheel
@@ -82,6 +129,10 @@ class Venv:
             "PIP_FIND_LINKS": str(self.wheelhouse),
             "PIP_CONFIG_FILE": os.devnull,  # no machine-wide index, find-links or constraints
             "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            # no byte-compiling of every installed file (the SDK stacks are thousands of
+            # modules, most never imported): the interpreter compiles what a step imports, on
+            # first import, as it would anyway; what gets installed is the same
+            "PIP_NO_COMPILE": "1",
             "HTTP_PROXY": _DEAD_PROXY, "HTTPS_PROXY": _DEAD_PROXY, "ALL_PROXY": _DEAD_PROXY,
             "http_proxy": _DEAD_PROXY, "https_proxy": _DEAD_PROXY, "all_proxy": _DEAD_PROXY,
             "NO_PROXY": "", "no_proxy": "",

@@ -146,13 +146,67 @@ def project(tmp_path: Path, capsys: pytest.CaptureFixture[str],
 collect_ignore = ["benchmarks"]
 
 
-@pytest.fixture(scope="session")
-def wheelhouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The harness wheel and every wheel the adoption tests install, built once per session
-    (tests/adoption_support.py: the only step that may use the package index)."""
-    from adoption_support import build_wheelhouse
+def pytest_configure(config: pytest.Config) -> None:
+    """A CI log (``CI=true``) ends with the 30 slowest tests, so a slow new one is seen where the
+    job's time is spent; an explicit ``--durations`` wins."""
+    if os.environ.get("CI") == "true" and config.getoption("durations") is None:
+        config.option.durations = 30
 
-    return build_wheelhouse(tmp_path_factory.mktemp("wheelhouse") / "wheels")
+
+def _cost(item: pytest.Item) -> float:
+    """What a ``slow`` marker says ``item``'s module costs (``slow(seconds=N)``; 1 if unsaid)."""
+    marker = item.get_closest_marker("slow")
+    return float(marker.kwargs.get("seconds", 1)) if marker is not None else 0.0
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own reordering by fixture
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The modules marked ``slow(seconds=N)`` run first, the costliest first; the rest keep their
+    order. ``N`` is the whole module's rough cost on an idle 2-core machine; only the order it
+    gives matters.
+
+    Under pytest-xdist each worker takes the next module when it is free (see
+    :func:`pytest_xdist_make_scheduler`): the longest start first and the short ones fill in
+    around them, so the workers finish together instead of one running a long module alone
+    at the end. Whole modules move, in their own order.
+    """
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], []).append(item)
+    costs = {name: max(_cost(item) for item in group) for name, group in modules.items()}
+    ordered = sorted(modules, key=lambda name: -costs[name])  # stable: ties keep their order
+    items[:] = [item for name in ordered for item in modules[name]]
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # optional: a run without xdist has no such hook
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``-n N`` hands out whole files, in the order above, to whichever worker is free.
+
+    xdist's default (``--dist load``) sends each worker a chunk of a quarter of its share at
+    once: the long modules, first in the order, would all land in the first worker's chunk,
+    and a module's tests could be split over both workers, each setting up the module's
+    fixtures (a virtualenv, a wheel install). Files one at a time is longest-first scheduling.
+    Only the default is replaced: ``--dist loadgroup`` or any other explicit mode is kept.
+    """
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    config.option.loadscopereorder = False  # keep the cost order (xdist would sort by count)
+    return LoadFileScheduling(config, log)
+
+
+@pytest.fixture(scope="session")
+def wheelhouse(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The harness wheel and every wheel the adoption tests install, built once per session
+    and shared by every xdist worker of it (tests/adoption_support.py: the only step that may
+    use the package index)."""
+    from adoption_support import shared_wheelhouse
+
+    base = tmp_path_factory.getbasetemp()
+    # an xdist worker's base is <session>/popen-gwN; their parent is the session's own
+    session_root = base.parent if hasattr(request.config, "workerinput") else base
+    return shared_wheelhouse(session_root)
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ from adoption_support import git, make_venv, ok
 
 from harness import __version__
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=100)
 
 
 def _adopter_repo(root: Path) -> Path:

@@ -28,7 +28,7 @@ from adoption_support import Venv, git, make_venv, ok
 from sdk_support import AGENTS_DIR, AUDITED, LATE, LOST
 from wire_fakes import WireFake
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=50)
 
 AGENTS = {"triage-chat": ("openai_tools", "json"), "triage-responses": ("openai_responses", "text"),
           "triage-claude": ("anthropic_tools", "text")}

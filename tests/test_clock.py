@@ -22,6 +22,8 @@ import pytest
 from conftest import REPO_ROOT, SUITE_CLOCK, Project
 from harness.clock import CLOCK_ENV, utc_now
 
+pytestmark = pytest.mark.slow(seconds=30)
+
 FAKETIME = shutil.which("faketime") or "/usr/bin/faketime"
 _REQUIRED = os.environ.get("HARNESS_REQUIRE_FAKETIME") == "1"
 needs_faketime = pytest.mark.skipif(

@@ -24,6 +24,8 @@ from wire_fakes import WireFake
 
 from harness.wire.serve import ReplayEndpoint
 
+pytestmark = pytest.mark.slow(seconds=30)
+
 NODE_AGENT = r"""
 const scenario = JSON.parse(require("fs").readFileSync(0, "utf8"));
 async function main() {

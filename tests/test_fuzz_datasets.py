@@ -29,6 +29,8 @@ from harness.entities import ChatCall
 from harness.errors import DatasetError
 from harness.key import compute_key
 
+pytestmark = pytest.mark.slow(seconds=40)
+
 SCENARIO_KEYS = ("type", "description", "input", "messages", "expect", "judge", "params", "tags",
                  "iterations", "context", "tool_results", "counterexamples", "rubric")
 AGENT_KEYS = ("provider", "model", "system_prompt", "options", "output", "output_schema", "script",

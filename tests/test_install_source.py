@@ -21,7 +21,7 @@ from harness import __version__
 from harness.install_source import InstallSource, source_from_direct_url
 from harness.workflow import has_installable_project, workflow_text
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.slow(seconds=25)
 
 _PROBE = """\
 import dataclasses, json

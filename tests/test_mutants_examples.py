@@ -9,7 +9,11 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
+
 from conftest import REPO_ROOT, Project
+
+pytestmark = pytest.mark.slow(seconds=80)
 
 AGENTS = ("ask-user-question", "interaction-boundary", "open-question", "operator-approval")
 

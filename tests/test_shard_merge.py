@@ -24,6 +24,8 @@ import pytest
 from conftest import REPO_ROOT, Project
 from harness.report.load import load_records
 
+pytestmark = pytest.mark.slow(seconds=90)
+
 #: Record fields that differ on every run: how long things took.
 TIMING = ("duration_ms", "latency_ms")
 RUN_ID = re.compile(r"\d{8}T\d{9}Z-[0-9a-f]{6}")

@@ -20,6 +20,8 @@ from check_support import commit_all, init_repo
 
 from conftest import REPO_ROOT, Project
 
+pytestmark = pytest.mark.slow(seconds=50)
+
 BUMPED = "99.1.0"
 
 

@@ -18,6 +18,8 @@ import pytest
 from sdk_support import LATE, LOST, SdkProject
 from wire_fakes import WireFake
 
+pytestmark = pytest.mark.slow(seconds=65)
+
 #: module -> (output kind, uses the lookup_order tool)
 AGENTS = {
     "openai_tools": ("json", True),

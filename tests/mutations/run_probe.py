@@ -8,8 +8,9 @@ mutating after a refactor). For each, the probe copies the tree (``harness/``,
 ``tests/``, ``pyproject.toml``) to a temporary folder, applies the mutation
 there (the worktree is never touched), and runs the tests that claim to guard
 it with that copy first on ``sys.path``. A mutation is KILLED when those tests
-fail, SURVIVED when they pass. The unmutated copy runs the same tests first:
-they must pass, or the probe's verdicts would mean nothing.
+fail, SURVIVED when they pass. An unmutated copy runs every selected mutation's
+tests once, in one pytest process, beside the mutants: they must pass, or the
+probe's verdicts would mean nothing (then no verdict is printed and it exits 1).
 
 Not collected by the default ``pytest`` run (it takes about a minute, it runs
 pytest in subprocesses); CI or a reviewer runs it directly. Exit code 0 when
@@ -169,25 +170,35 @@ def _copy_tree(target: Path) -> None:
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
 
 
-def _run_tests(tree: Path, tests: tuple[str, ...]) -> tuple[bool, float]:
-    """Run ``tests`` against the code in ``tree``; (passed, seconds)."""
+def _run_tests(tree: Path, tests: tuple[str, ...]) -> tuple[bool, float, str]:
+    """Run ``tests`` against the code in ``tree``; (passed, seconds, output)."""
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("GITHUB_STEP_SUMMARY", None)
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
                            "-p", "no:randomly", *tests], cwd=tree, env=env, capture_output=True,
                           text=True, timeout=600)
-    return done.returncode == 0, time.perf_counter() - started
+    return done.returncode == 0, time.perf_counter() - started, done.stdout + done.stderr
+
+
+def baseline(selected: list[Mutation]) -> tuple[bool, str]:
+    """Every selected mutation's tests on one unmutated copy, in one process: (passed, output).
+
+    One run instead of one per mutation (the copies are identical before they are mutated, so
+    each mutation's own baseline run proved the same thing, once per mutation)."""
+    tests = tuple(dict.fromkeys(t for m in selected for t in m.tests))
+    with tempfile.TemporaryDirectory(prefix="harness-baseline-") as temp:
+        tree = Path(temp)
+        _copy_tree(tree)
+        passed, _, output = _run_tests(tree, tests)
+        return passed, output
 
 
 def probe(mutation: Mutation) -> tuple[str, float]:
-    """``killed`` or ``SURVIVED`` (or ``baseline failed``), and the seconds the mutant's tests took."""
+    """``killed`` or ``SURVIVED``, and the seconds the mutant's tests took."""
     with tempfile.TemporaryDirectory(prefix="harness-mutant-") as temp:
         tree = Path(temp)
         _copy_tree(tree)
-        passed, _ = _run_tests(tree, mutation.tests)
-        if not passed:
-            return "baseline failed", 0.0
         path = tree / mutation.file
         text = path.read_text(encoding="utf-8")
         count = text.count(mutation.original)
@@ -195,7 +206,7 @@ def probe(mutation: Mutation) -> tuple[str, float]:
             raise SystemExit(f"{mutation.name}: the original text occurs {count} times in "
                              f"{mutation.file}; update the probe")
         path.write_text(text.replace(mutation.original, mutation.mutated), encoding="utf-8")
-        passed, seconds = _run_tests(tree, mutation.tests)
+        passed, seconds, _ = _run_tests(tree, mutation.tests)
         return ("SURVIVED" if passed else "killed"), seconds
 
 
@@ -212,10 +223,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.name:32} {m.file:28} {m.what}")
         return 0
     outcomes = []
-    # each mutation runs in its own copy of the tree: they run side by side, one per core,
-    # and are printed in their listed order
+    # the baseline and each mutation run in their own copy of the tree, side by side, one per
+    # core; the verdicts are printed in their listed order once the baseline has passed
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        for mutation, (verdict, seconds) in zip(selected, pool.map(probe, selected), strict=True):
+        clean = pool.submit(baseline, selected)
+        verdicts = [pool.submit(probe, mutation) for mutation in selected]
+        passed, output = clean.result()
+        if not passed:
+            for future in verdicts:
+                future.cancel()
+            print(output[-4000:])
+            print("baseline failed: the unmutated tree fails the mutations' own tests, "
+                  "so no verdict would mean anything")
+            return 1
+        for mutation, future in zip(selected, verdicts, strict=True):
+            verdict, seconds = future.result()
             outcomes.append(verdict)
             print(f"{verdict:15} {mutation.name:32} {seconds:5.1f}s  {mutation.what}", flush=True)
     killed = outcomes.count("killed")
