@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +32,6 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped, unused-ignore]
 
 from harness.fastschema import Check, compile_schema
-from harness.key import canonical_json
 from harness.schemarefs import OFFLINE_REGISTRY
 
 
@@ -65,6 +65,12 @@ def validator_class(schema: Mapping[str, Any]) -> Any:
     return validators.validator_for(schema, default=Draft202012Validator)
 
 
+def _content(schema: Mapping[str, Any]) -> bytes:
+    """The bytes a schema is memoised by: sorted keys, no whitespace, no NaN (raises on one)."""
+    return json.dumps(schema, sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False).encode("utf-8")
+
+
 def compiled(schema: Mapping[str, Any], cls: Any = None) -> CompiledSchema:
     """The checked and compiled ``schema`` (treated as immutable), cached by content.
 
@@ -76,7 +82,7 @@ def compiled(schema: Mapping[str, Any], cls: Any = None) -> CompiledSchema:
         return held.compiled
     klass = validator_class(schema) if cls is None else cls
     try:
-        digest = hashlib.sha256(canonical_json(schema)).hexdigest()
+        digest = hashlib.sha256(_content(schema)).hexdigest()
     except (TypeError, ValueError):  # not JSON (never from a strict loader): check it uncached
         return _compile(schema, klass)
     found = _BY_CONTENT.get((klass, digest))
