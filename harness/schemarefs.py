@@ -10,7 +10,7 @@ rejected every iteration as "assertion crashed") while ``check`` said
 - at load, a ``$ref`` (or ``$dynamicRef``) that is not local (``#...``) is a
   dataset problem naming the file, the field and the JSON pointer of the ref;
 - every validator the harness builds for such a schema gets
-  :data:`OFFLINE_REGISTRY`, whose retrieve refuses, so even a ref that slipped
+  :data:`harness.assertions.compiled.OFFLINE_REGISTRY`, whose retrieve refuses, so even a ref that slipped
   past the loader resolves to an error, never to a connection.
 """
 
@@ -22,25 +22,14 @@ from typing import Any
 
 from jsonschema import validators
 from jsonschema.exceptions import SchemaError
-from referencing import Registry, Resource
-from referencing.exceptions import NoSuchResource
 
 from harness.errors import Problem
 
-__all__ = ["OFFLINE_REGISTRY", "remote_refs", "schema_problem", "tool_problems", "validator_class"]
+__all__ = ["remote_refs", "schema_problem", "tool_problems", "validator_class"]
 
 _REF_KEYWORDS = ("$ref", "$dynamicRef")
 _TOOL_FIX = ("declare parameters as a JSON Schema object, e.g. {type: object, properties: "
              "{...}, required: [...]}")
-
-
-def _refuse(uri: str) -> Resource[Any]:
-    """The registry's retrieve: nothing outside the document is ever fetched."""
-    raise NoSuchResource(uri)  # type: ignore[call-arg, unused-ignore]
-
-
-#: The registry of every dataset schema: local references only, no retrieval.
-OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg, unused-ignore]
 
 
 def _walk(value: Any, pointer: str) -> Iterator[tuple[str, Any]]:

@@ -30,9 +30,19 @@ from jsonschema import (  # type: ignore[import-untyped, unused-ignore]
     validators,
 )
 from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore[import-untyped, unused-ignore]
+from referencing import Registry, Resource  # type: ignore[import-untyped, unused-ignore]
+from referencing.exceptions import NoSuchResource  # type: ignore[import-untyped, unused-ignore]
 
 from harness.fastschema import Check, compile_schema
-from harness.schemarefs import OFFLINE_REGISTRY
+
+
+def _refuse(uri: str) -> Resource[Any]:
+    """The registry's retrieve: nothing outside the document is ever fetched."""
+    raise NoSuchResource(uri)  # type: ignore[call-arg, unused-ignore]
+
+
+#: The registry of every dataset schema: local references only, no retrieval.
+OFFLINE_REGISTRY: Registry[Any] = Registry(retrieve=_refuse)  # type: ignore[call-arg, unused-ignore]
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
+from harness.assertions.compiled import OFFLINE_REGISTRY
 from harness.entities import AgentOutput, JsonObject, Verdict
 from harness.fastschema import Check, compile_schema
-from harness.schemarefs import OFFLINE_REGISTRY
 
 __all__ = ["TOOL_SCHEMA", "tool_call_problems", "tool_schema_verdict"]
 
