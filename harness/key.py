@@ -22,11 +22,15 @@ CACHE_FORMAT_VERSION = 1
 SHORT_KEY_LENGTH = 16
 
 
+#: The encoder of :func:`canonical_json`, made once: ``json.dumps`` with these options builds
+#: a new encoder per call, which cost a replay as much as encoding its small key material.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False)
+
+
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, UTF-8, no insignificant whitespace: one byte string per value."""
-    return json.dumps(
-        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
+    return _CANONICAL.encode(value).encode("utf-8")
 
 
 def key_material(call: ChatCall) -> dict[str, Any]:
