@@ -10,6 +10,7 @@ then the implicit ``tool_schema`` check of every tool call the answer made.
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 from harness.assertions import CheckedItem, assertion_label, evaluate
 from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
