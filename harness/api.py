@@ -34,7 +34,7 @@ from harness.datasets import Dataset, load_dataset
 from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError, WriteFailed
 from harness.execution import run_agent
-from harness.key import request_digest
+from harness.key import canonical_json, request_digest
 from harness.links import refuse_symlinks
 from harness.options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY  # re-exported
 from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
@@ -150,8 +150,11 @@ class EvalSession:
             self.ledger.iteration_started()
         started = time.perf_counter()
         try:
+            encoded = canonical_json(request)  # once, for the digest and the key of its call
+            if not agent.at_the_wire:  # a declared agent sends this very object, unchanged
+                client.encoded = (request, encoded)
             result, output = run_iteration(agent, scenario, iteration, request, client,
-                                           request_digest(request), wire,
+                                           request_digest(request, encoded), wire,
                                            self.dataset.tenant_params(scenario))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result, output)  # no model call

@@ -128,8 +128,8 @@ class IterationResult:
             return {**_identity(self), **self.fields_json(SUMMARY_FIELDS),
                     "warnings": _warnings(self)}
         record: dict[str, Any] = _identity(self)
-        for part in _FULL:
-            record.update(_FIELDS[part].write(self) if isinstance(part, str) else part(self))
+        for write in _full_writers():
+            record.update(write(self))
         return record
 
     @classmethod
@@ -345,3 +345,10 @@ _FULL: tuple[str | Callable[[IterationResult], dict[str, Any]], ...] = (
     "judges", "rubric", "answer_source", lambda r: {"warnings": _warnings(r)}, "metric_samples",
     "transcript", "counterexamples", "mutants",
 )
+
+
+@functools.cache
+def _full_writers() -> tuple[Callable[[IterationResult], dict[str, Any]], ...]:
+    """:data:`_FULL` as the functions that write each part, looked up once (a replay writes a
+    record per iteration)."""
+    return tuple(_FIELDS[part].write if isinstance(part, str) else part for part in _FULL)
