@@ -246,7 +246,8 @@ def main() -> int:
     logs.mkdir(parents=True, exist_ok=True)
     measure.compile_trees([BENCHMARKS.parents[1], *args.against])
     print(f"python {sys.version.split()[0]}, harness {__version__}; {measure.load()}; "
-          f"{args.repeat} repetitions, interleaved (rotated, primed)\n", flush=True)
+          f"{args.repeat} repetitions, interleaved (rotated{', primed' if args.prime else ''})\n",
+          flush=True)
 
     sizes = sorted(set(args.sizes))
     cmds: list[Command] = []
@@ -270,7 +271,8 @@ def main() -> int:
                 plain = argparse.Namespace(**{**vars(args), "pytest": False, "check": False})
                 cmds += commands(project(args.work, size, args.fresh), size, plain, args.work)
             cmds += peer_commands(size, project(args.work, size, False), args.work)
-    print(f"{len(cmds)} commands x {args.repeat} repetitions (+1 priming run each)", flush=True)
+    print(f"{len(cmds)} commands x {args.repeat} repetitions"
+          f"{' (+1 priming run each)' if args.prime else ' (no priming run)'}", flush=True)
     runs = measure_all(cmds, args.repeat, logs, prime=args.prime)
     lines = lines_of(runs, sorted({*sizes, *([args.peers] if args.peers else [])}))
     help_ms, bare_ms = help_overhead()
