@@ -35,7 +35,7 @@ from harness.datasets import Dataset, load_dataset
 from harness.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
 from harness.errors import CacheError, ConfigError, HarnessError, WriteFailed
 from harness.execution import run_agent
-from harness.key import request_digest
+from harness.key import canonical_json, request_digest
 from harness.links import refuse_symlinks
 from harness.options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY  # re-exported
 from harness.options import Mode as Mode  # re-exported: the mode of RunOptions
@@ -142,15 +142,20 @@ class EvalSession:
         client = self._clients.for_agent(agent).bind(scenario.id, iteration)
         wire = (self._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
                 if agent.at_the_wire else None)
-        with self._lock:  # a --batch run executes an iteration once per round: count it once
-            first = (scenario.id, iteration) not in self._started
-            self._started.add((scenario.id, iteration))
+        first = True
+        if self.options.mode != "offline":  # a --batch run executes an iteration once per round:
+            with self._lock:  # count it once (offline runs keep no accounting: no set of 50k ids)
+                first = (scenario.id, iteration) not in self._started
+                self._started.add((scenario.id, iteration))
         if first:
             self.ledger.iteration_started()
         started = time.perf_counter()
         try:
+            encoded = canonical_json(request)  # once, for the digest and the key of its call
+            if not agent.at_the_wire:  # a declared agent sends this very object, unchanged
+                client.encoded = (request, encoded)
             result, output = run_iteration(agent, scenario, iteration, request, client,
-                                           request_digest(request), wire,
+                                           request_digest(request, encoded), wire,
                                            self.dataset.tenant_params(scenario))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
             result = _with_counterexamples(agent, scenario, result, output)  # no model call
@@ -160,7 +165,7 @@ class EvalSession:
                 from harness.mutants import check_mutants
 
                 result = replace(result, mutants=check_mutants(agent, scenario, output).to_json())
-            result = replace(result, duration_ms=(time.perf_counter() - started) * 1000)
+            result.set_duration((time.perf_counter() - started) * 1000)  # made by this call
             self._writer.write(result)
         finally:
             self.ledger.iteration_done()

@@ -85,14 +85,28 @@ class Agent:
     ``any``: no requirement; empty: the project's ``[tool.harness]`` default."""
 
 
-@dataclass(frozen=True, slots=True)
+#: The folder of every scenario file, one ``Path`` per folder (:class:`Scenario` keeps the
+#: folder and the file name: a ``Path`` per file held ~350 bytes per scenario, 17 MB at 50,000).
+_FOLDERS: dict[str, Path] = {}
+
+
+def _shared_folder(folder: Path) -> Path:
+    found = _FOLDERS.get(str(folder))
+    if found is None:
+        found = _FOLDERS[str(folder)] = folder
+    return found
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Scenario:
     """One scenario file: ``<agent>/<tenant>/<name>.yaml|json``."""
 
     agent: str
     tenant: str
     name: str
-    file: Path
+    folder: Path
+    """The folder of its file (one object shared by every scenario of the folder)."""
+    file_name: str
     type: str
     description: str
     messages: tuple[JsonObject, ...]
@@ -102,19 +116,55 @@ class Scenario:
     iterations: int
     expect: tuple[JsonObject, ...]
     judge: tuple[JsonObject, ...]
-    tags: tuple[str, ...] = ()
-    tool_results: JsonObject = field(default_factory=dict)
+    tags: tuple[str, ...]
+    tool_results: JsonObject
     """Scripted results per tool name (one value, or a list used in call order)."""
-    counterexamples: tuple[JsonObject, ...] = ()
+    counterexamples: tuple[JsonObject, ...]
     """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
-    rubric: tuple[JsonObject, ...] = ()
+    rubric: tuple[JsonObject, ...]
     """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
-    equivalent_mutants: tuple[JsonObject, ...] = ()
+    equivalent_mutants: tuple[JsonObject, ...]
     """Generated mutants that are still right answers (``match`` glob, ``reason``): reported as
     equivalent, left out of the mutant strength (see :mod:`harness.mutants`)."""
-    review: JsonObject = field(default_factory=dict)
+    review: JsonObject
     """Who last reviewed the scenario and its recorded answer (``reviewer``, ``reviewed_at``),
     copied into every per-test record; empty when nobody has."""
+
+    def __init__(self, agent: str, tenant: str, name: str, file: Path, type: str,  # noqa: A002
+                 description: str, messages: tuple[JsonObject, ...], context: str | None,
+                 params: JsonObject, iterations: int, expect: tuple[JsonObject, ...],
+                 judge: tuple[JsonObject, ...], tags: tuple[str, ...] = (),
+                 tool_results: JsonObject | None = None,
+                 counterexamples: tuple[JsonObject, ...] = (), rubric: tuple[JsonObject, ...] = (),
+                 equivalent_mutants: tuple[JsonObject, ...] = (),
+                 review: JsonObject | None = None) -> None:
+        """Fields as declared, but the file is given whole (``file``) and kept as its shared
+        folder and its name."""
+        put = object.__setattr__
+        put(self, "agent", agent)
+        put(self, "tenant", tenant)
+        put(self, "name", name)
+        put(self, "folder", _shared_folder(file.parent))
+        put(self, "file_name", file.name)
+        put(self, "type", type)
+        put(self, "description", description)
+        put(self, "messages", messages)
+        put(self, "context", context)
+        put(self, "params", params)
+        put(self, "iterations", iterations)
+        put(self, "expect", expect)
+        put(self, "judge", judge)
+        put(self, "tags", tags)
+        put(self, "tool_results", {} if tool_results is None else tool_results)
+        put(self, "counterexamples", counterexamples)
+        put(self, "rubric", rubric)
+        put(self, "equivalent_mutants", equivalent_mutants)
+        put(self, "review", {} if review is None else review)
+
+    @property
+    def file(self) -> Path:
+        """The scenario file (built on demand from its folder and name)."""
+        return self.folder / self.file_name
 
     @property
     def id(self) -> str:

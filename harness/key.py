@@ -22,11 +22,19 @@ CACHE_FORMAT_VERSION = 1
 SHORT_KEY_LENGTH = 16
 
 
+#: The encoder of :func:`canonical_json`, made once: ``json.dumps`` with these options builds
+#: a new encoder per call, which cost a replay as much as encoding its small key material.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"),
+                              allow_nan=False)
+
+
+#: A JSON string as :func:`canonical_json` writes it (UTF-8, not ASCII-escaped).
+_text = json.encoder.encode_basestring
+
+
 def canonical_json(value: Any) -> bytes:
     """Sorted keys, UTF-8, no insignificant whitespace: one byte string per value."""
-    return json.dumps(
-        value, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    ).encode("utf-8")
+    return _CANONICAL.encode(value).encode("utf-8")
 
 
 def key_material(call: ChatCall) -> dict[str, Any]:
@@ -41,9 +49,24 @@ def key_material(call: ChatCall) -> dict[str, Any]:
     }
 
 
-def compute_key(call: ChatCall) -> str:
-    """The full 64-hex-digit key of a call."""
-    return hashlib.sha256(canonical_json(key_material(call))).hexdigest()
+def compute_key(call: ChatCall, canonical_request: bytes | None = None) -> str:
+    """The full 64-hex-digit key of a call.
+
+    ``canonical_request``: ``canonical_json(call.request)`` when the caller already has it
+    (a replay encodes each request once for its digest and its key). The key material is
+    then written around those bytes exactly as :func:`canonical_json` writes the whole
+    object (its keys in sorted order: format, iteration, model, provider, request,
+    scenario), every key is computed that way, and the golden key tests pin its hex.
+    """
+    if type(call.iteration) is not int or not (
+            type(call.provider) is type(call.model) is type(call.scenario_id) is str):
+        return hashlib.sha256(canonical_json(key_material(call))).hexdigest()
+    if canonical_request is None:
+        canonical_request = canonical_json(call.request)
+    head = (f'{{"format":{CACHE_FORMAT_VERSION},"iteration":{call.iteration},"model":'
+            f'{_text(call.model)},"provider":{_text(call.provider)},"request":')
+    tail = f',"scenario":{_text(call.scenario_id)}}}'
+    return hashlib.sha256(head.encode("utf-8") + canonical_request + tail.encode("utf-8")).hexdigest()
 
 
 def short_key(key: str) -> str:
@@ -51,7 +74,8 @@ def short_key(key: str) -> str:
     return key[:SHORT_KEY_LENGTH]
 
 
-def request_digest(request: dict[str, Any]) -> str:
+def request_digest(request: dict[str, Any], canonical_request: bytes | None = None) -> str:
     """A short fingerprint of the canonical request alone (no provider, model or scenario): a
     run record names which request an iteration sent without holding it."""
-    return hashlib.sha256(canonical_json(request)).hexdigest()[:16]
+    encoded = canonical_json(request) if canonical_request is None else canonical_request
+    return hashlib.sha256(encoded).hexdigest()[:16]

@@ -107,6 +107,12 @@ class IterationResult:
         return IterationResult(self.scenario, self.iteration, self.status,
                                environment=_NO_ENVIRONMENT, **kept)
 
+    def set_duration(self, duration_ms: float) -> None:
+        """Fill in the wall time of a result nobody else holds yet (the run that made it, before
+        it is written or kept): a frozen result is copied field by field by ``replace``, which
+        cost a replay more per iteration than the check of a substring."""
+        object.__setattr__(self, "duration_ms", duration_ms)
+
     def fields_json(self, names: tuple[str, ...]) -> dict[str, Any]:
         """The JSON of the named fields alone, as :meth:`to_json` writes them (projections and
         aggregates are built from it)."""
@@ -123,8 +129,8 @@ class IterationResult:
             return {**_identity(self), **self.fields_json(SUMMARY_FIELDS),
                     "warnings": _warnings(self)}
         record: dict[str, Any] = _identity(self)
-        for part in _FULL:
-            record.update(_FIELDS[part].write(self) if isinstance(part, str) else part(self))
+        for write in _full_writers():
+            record.update(write(self))
         return record
 
     @classmethod
@@ -340,3 +346,10 @@ _FULL: tuple[str | Callable[[IterationResult], dict[str, Any]], ...] = (
     "judges", "rubric", "answer_source", lambda r: {"warnings": _warnings(r)}, "metric_samples",
     "transcript", "counterexamples", "mutants",
 )
+
+
+@functools.cache
+def _full_writers() -> tuple[Callable[[IterationResult], dict[str, Any]], ...]:
+    """:data:`_FULL` as the functions that write each part, looked up once (a replay writes a
+    record per iteration)."""
+    return tuple(_FIELDS[part].write if isinstance(part, str) else part for part in _FULL)

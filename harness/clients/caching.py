@@ -144,13 +144,15 @@ class CachingClient:
         response, _ = self.complete_recorded(call)
         return response
 
-    def complete_recorded(self, call: ChatCall) -> tuple[ChatResponse, CallRecord]:
+    def complete_recorded(self, call: ChatCall, canonical_request: bytes | None = None,
+                          ) -> tuple[ChatResponse, CallRecord]:
         """Answer a call and say whether it was a hit, with its key, latency and cost.
 
         A call that fails raises, with its record (attempts paid) attached as
-        ``call_record`` so the iteration's record still lists it.
+        ``call_record`` so the iteration's record still lists it. ``canonical_request``:
+        the request's canonical JSON when the caller has it (see :func:`compute_key`).
         """
-        key = compute_key(call)
+        key = compute_key(call, canonical_request)
         now = self._clock()
         started = time.perf_counter()
         absent_reason = ""
@@ -293,6 +295,10 @@ class BoundClient:
         self.scenario_id = scenario_id
         self.iteration = iteration
         self.calls: list[CallRecord] = []
+        self.encoded: tuple[JsonObject, bytes] | None = None
+        """A request and its canonical JSON, encoded once by the run for its digest: a call of
+        that very object reuses the bytes for its key (a declared agent's first call; the run
+        sets it only for agents whose harness code sends the request unchanged)."""
 
     def complete(self, request: JsonObject, *, provider: str | None = None,
                  model: str | None = None, purpose: str = "") -> ChatResponse:
@@ -311,7 +317,9 @@ class BoundClient:
             purpose=purpose,
         )
         try:
-            response, record = self.parent.complete_recorded(call)
+            known = self.encoded
+            response, record = self.parent.complete_recorded(
+                call, known[1] if known is not None and known[0] is request else None)
         except HarnessError as exc:
             failed = getattr(exc, "call_record", None)
             if isinstance(failed, CallRecord):

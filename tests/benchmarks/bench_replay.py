@@ -158,7 +158,8 @@ def peer_commands(n: int, root: Path, work: Path) -> list[Command]:
             Command("vcrpy + pytest", n, vcr, cwd=vcr_folder)]
 
 
-def measure_all(cmds: list[Command], repeat: int, logs: Path) -> dict[str, list[measure.Measured]]:
+def measure_all(cmds: list[Command], repeat: int, logs: Path, *, prime: bool = True,
+                ) -> dict[str, list[measure.Measured]]:
     """Every command once per repetition, rotated, primed (``measure.interleaved``)."""
     by_name = {c.name: c for c in cmds}
     env = synth.bench_env()
@@ -170,7 +171,8 @@ def measure_all(cmds: list[Command], repeat: int, logs: Path) -> dict[str, list[
         log = logs / (name.replace(" ", "_").replace("/", "_") + ".log")
         return measure.run(c.argv, log=log, cwd=c.cwd, env=c.env or env)
 
-    return measure.interleaved(list(by_name), repeat, one, say=lambda text: print(text, flush=True))
+    return measure.interleaved(list(by_name), repeat, one, prime=prime,
+                               say=lambda text: print(text, flush=True))
 
 
 def lines_of(runs: dict[str, list[measure.Measured]], sizes: list[int]) -> dict[tuple[str, int], Line]:
@@ -237,12 +239,15 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="regenerate the projects")
     parser.add_argument("--no-pytest", dest="pytest", action="store_false")
     parser.add_argument("--no-check", dest="check", action="store_false")
+    parser.add_argument("--no-prime", dest="prime", action="store_false",
+                        help="no priming run (e.g. --sizes 50000 --repeat 1 for peak memory alone)")
     args = parser.parse_args()
     logs = args.work / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     measure.compile_trees([BENCHMARKS.parents[1], *args.against])
     print(f"python {sys.version.split()[0]}, harness {__version__}; {measure.load()}; "
-          f"{args.repeat} repetitions, interleaved (rotated, primed)\n", flush=True)
+          f"{args.repeat} repetitions, interleaved (rotated{', primed' if args.prime else ''})\n",
+          flush=True)
 
     sizes = sorted(set(args.sizes))
     cmds: list[Command] = []
@@ -266,8 +271,9 @@ def main() -> int:
                 plain = argparse.Namespace(**{**vars(args), "pytest": False, "check": False})
                 cmds += commands(project(args.work, size, args.fresh), size, plain, args.work)
             cmds += peer_commands(size, project(args.work, size, False), args.work)
-    print(f"{len(cmds)} commands x {args.repeat} repetitions (+1 priming run each)", flush=True)
-    runs = measure_all(cmds, args.repeat, logs)
+    print(f"{len(cmds)} commands x {args.repeat} repetitions"
+          f"{' (+1 priming run each)' if args.prime else ' (no priming run)'}", flush=True)
+    runs = measure_all(cmds, args.repeat, logs, prime=args.prime)
     lines = lines_of(runs, sorted({*sizes, *([args.peers] if args.peers else [])}))
     help_ms, bare_ms = help_overhead()
 
