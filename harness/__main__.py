@@ -1,5 +1,5 @@
 """``python -m harness``: the command-line entry point."""
 
-from harness.cli import main
+from harness.frontends.cli import main
 
 raise SystemExit(main())

@@ -19,8 +19,8 @@ import pytest
 
 from conftest import Project
 from harness.check import CheckReport, run_checks
-from harness.config import load_config
-from harness.datasets import Selection
+from harness.loading.config import load_config
+from harness.loading.datasets import Selection
 
 GITATTRIBUTES = "eval-cache/** -text\neval-datasets/** text eol=lf\n"
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import yaml
 
-from harness.cli import main
+from harness.frontends.cli import main
 from harness.report.load import load_records
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parent.parent
 pytest_plugins = ["pytester", "fuzz_support"]
 
-#: The suite's fixed clock, through the product's own seam (``HARNESS_CLOCK``, harness/clock.py):
+#: The suite's fixed clock, through the product's own seam (``HARNESS_CLOCK``, harness/core/clock.py):
 #: every in-process call, pytester run and subprocess of the suite judges expiry at this
 #: instant, so no test depends on the day it runs (the committed entries expire in 2028). Set
 #: here, before any test module is imported, so child processes inherit it. Tests of expiry

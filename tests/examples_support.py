@@ -15,9 +15,9 @@ from typing import Any
 import yaml
 
 from conftest import REPO_ROOT, Project
-from harness.config import load_config
-from harness.counterexamples import check_counterexamples
-from harness.datasets import load_dataset
+from harness.assertions.counterexamples import check_counterexamples
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 
 def scenario_files(agent: str) -> dict[str, Path]:

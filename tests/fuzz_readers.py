@@ -15,15 +15,15 @@ from typing import get_args
 import pytest
 from fuzz_project import NOW, build_project
 
-from harness.api import RunOptions, run_evals
 from harness.cache.store import CacheStore, EntryAbsent
 from harness.check import budget, integrity, secrets, stamp, unused
 from harness.check.context import build_context
-from harness.config import HarnessConfig, load_config
-from harness.datasets import Selection
-from harness.entities import ChatCall, Status
-from harness.errors import HarnessError
-from harness.key import compute_key
+from harness.core.entities import ChatCall, Status
+from harness.core.errors import HarnessError
+from harness.loading.config import HarnessConfig, load_config
+from harness.loading.datasets import Selection
+from harness.requests.key import compute_key
+from harness.running.api import RunOptions, run_evals
 
 STATUSES = set(get_args(Status))
 #: Statuses that stand for an entry the replay could not use: each must say why.

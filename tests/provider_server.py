@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Project
-from harness.credentials import Credentials
-from harness.entities import Agent
+from harness.core.entities import Agent
+from harness.providers.credentials import Credentials
 
 #: The API key every recording test uses; the secrets test greps the whole project for it.
 TEST_KEY = "sk-harness-test-7f3a9c1e5b2d4a6f8e0c"

@@ -40,7 +40,7 @@ AUDITED = textwrap.dedent("""
         if event.startswith("socket."):
             events.append(event)
     sys.addaudithook(audit)
-    from harness.cli import main
+    from harness.frontends.cli import main
     code = main(sys.argv[1:])
     print("SOCKET_EVENTS", events)
     sys.exit(code)

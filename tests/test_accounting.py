@@ -16,7 +16,7 @@ from conftest import Project
 from harness.cache.store import CacheStore
 from harness.clients.caching import CachingClient
 from harness.clients.scripted import ScriptedClient
-from harness.entities import ChatCall, ChatResponse, Usage
+from harness.core.entities import ChatCall, ChatResponse, Usage
 from harness.providers.http import RetryPolicy
 from harness.refresh.journal import Journal
 
@@ -122,7 +122,7 @@ def test_an_answer_taken_from_the_journal_says_so(tmp_path: Path) -> None:
                     {"messages": [{"role": "user", "content": "hi"}], "options": {}})
     journal = Journal(tmp_path / "journal", resume=True)  # an earlier run paid; --resume
     try:
-        from harness.key import compute_key
+        from harness.requests.key import compute_key
 
         journal.put(compute_key(call), call, ChatResponse('{"answer": "yes"}', usage=Usage(7, 3)))
         inner = ScriptedClient("openai", "gpt-test-1", {})  # would fail if it were asked

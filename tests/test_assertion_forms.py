@@ -16,7 +16,7 @@ import pytest
 from harness.assertions import check_item, evaluate, measures
 from harness.assertions.fold import fold, needle_finder
 from harness.assertions.language import KNOWN, identify, model_languages
-from harness.entities import AgentOutput, ChatResponse, ToolCall, Verdict
+from harness.core.entities import AgentOutput, ChatResponse, ToolCall, Verdict
 
 
 def json_output(doc: Any, *calls: ToolCall) -> AgentOutput:

@@ -21,7 +21,7 @@ import pytest
 from verdicts import crashed, outcomes, rejected
 
 from harness.assertions import ASSERTION_KINDS, REGISTRY, evaluate, overall, text
-from harness.entities import AgentOutput, ChatResponse, ToolCall, Verdict
+from harness.core.entities import AgentOutput, ChatResponse, ToolCall, Verdict
 
 Kind = Literal["text", "json"]
 

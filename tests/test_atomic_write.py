@@ -1,6 +1,6 @@
 """Atomic writes, proven by killing the writer at EVERY step (not by a timed kill that rarely lands).
 
-The seam is :func:`harness.atomic.write_folder`'s ``on_step`` callback, exposed
+The seam is :func:`harness.documents.atomic.write_folder`'s ``on_step`` callback, exposed
 as ``CacheStore(on_write_step=...)``: a writer process calls ``os._exit`` right
 after the chosen step, exactly what a SIGKILL there would leave. Whatever the
 step, the entry's final folder holds the old entry, the new one, or nothing;
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.atomic import STEPS, write_file
 from harness.cache.store import CacheStore, EntryAbsent
 from harness.cache.verify import verify_entry
-from harness.entities import ChatCall, ChatResponse
-from harness.key import compute_key
+from harness.core.entities import ChatCall, ChatResponse
+from harness.documents.atomic import STEPS, write_file
+from harness.requests.key import compute_key
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 CALL = ChatCall("a/t/s", 0, "p", "m", {"messages": [{"role": "user", "content": "q"}]})
@@ -32,8 +32,8 @@ WRITER = textwrap.dedent("""
     from datetime import UTC, datetime
     from pathlib import Path
     from harness.cache.store import CacheStore
-    from harness.entities import ChatCall, ChatResponse
-    from harness.key import compute_key
+    from harness.core.entities import ChatCall, ChatResponse
+    from harness.requests.key import compute_key
 
     root, step, nth = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     seen = {"n": 0}

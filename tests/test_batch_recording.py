@@ -243,7 +243,7 @@ def test_the_batch_request_body_is_the_synchronous_body(tmp_path: Path, fake: Ba
     """The JSONL line's body is exactly what a synchronous call posts."""
     from provider_server import make_agent, make_credentials
 
-    from harness.entities import ChatCall
+    from harness.core.entities import ChatCall
     from harness.providers import build_provider
     from harness.providers.openai import to_wire
     from harness.providers.openai_batch import OpenAIBatchAPI

@@ -14,9 +14,9 @@ from verdicts import outcomes, rejected
 from conftest import Project
 from harness.assertions import evaluate
 from harness.cache.store import CacheStore
-from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.entities import AgentOutput, ChatCall, ChatResponse, ToolCall
+from harness.core.entities import AgentOutput, ChatCall, ChatResponse, ToolCall
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 
 def _request(project: Project) -> dict[str, Any]:

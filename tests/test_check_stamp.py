@@ -13,7 +13,7 @@ from conftest import Project
 from harness.cache.store import format_time
 from harness.cache.verify import parse_time
 from harness.check import run_checks
-from harness.config import load_config
+from harness.loading.config import load_config
 
 
 def _edit_json(path: Path, **changes: object) -> None:

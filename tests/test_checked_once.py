@@ -9,10 +9,10 @@ import pytest
 from jsonschema import Draft7Validator, Draft202012Validator, SchemaError
 
 from harness.assertions import check_item
-from harness.assertions import compiled as compiled_module
 from harness.assertions.rules import _checked_item
-from harness.key import canonical_json
-from harness.schemarefs import schema_problem
+from harness.documents import compiled as compiled_module
+from harness.documents.schemarefs import schema_problem
+from harness.requests.key import canonical_json
 
 
 def _plain_problem(schema: dict[str, object], cls: type = Draft202012Validator) -> str:

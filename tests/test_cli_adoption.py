@@ -12,8 +12,8 @@ import pytest
 
 from conftest import REPO_ROOT, Project
 from harness import __version__
-from harness.cli import main
-from harness.manual import README, read_topic, topics
+from harness.documents.manual import README, read_topic, topics
+from harness.frontends.cli import main
 from harness.report.load import list_runs
 
 
@@ -173,7 +173,7 @@ def test_a_python_without_a_dependency_gets_the_install_command_not_a_traceback(
     """``python -m harness run`` in a checkout, with a Python that never installed it."""
     (tmp_path / "pyproject.toml").write_text("[tool.harness]\n", encoding="utf-8")
     (tmp_path / "eval-datasets").mkdir()
-    hide = (f"import sys; sys.modules[{module!r}] = None; from harness.cli import main; "
+    hide = (f"import sys; sys.modules[{module!r}] = None; from harness.frontends.cli import main; "
             f"raise SystemExit(main(['--project', {str(tmp_path)!r}, 'run']))")
     done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2, done.stderr

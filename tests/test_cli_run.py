@@ -226,7 +226,7 @@ AUDITED_RUN = textwrap.dedent("""
         if event.startswith("socket."):
             events.append(event)
     sys.addaudithook(audit)
-    from harness.cli import main
+    from harness.frontends.cli import main
     code = main(["--project", sys.argv[1], "run"])
     print("SOCKET_EVENTS", events)
     sys.exit(code)

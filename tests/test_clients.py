@@ -12,8 +12,8 @@ from harness.clients.base import ChatClient
 from harness.clients.caching import CachingClient
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
-from harness.entities import ChatCall, ChatResponse
-from harness.errors import CacheMiss, ScriptError
+from harness.core.entities import ChatCall, ChatResponse
+from harness.core.errors import CacheMiss, ScriptError
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 CALL = ChatCall("helper/acme/greeting", 0, "openai", "m1",

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO_ROOT, SUITE_CLOCK, Project
-from harness.clock import CLOCK_ENV, utc_now
+from harness.core.clock import CLOCK_ENV, utc_now
 
 pytestmark = pytest.mark.slow(seconds=30)
 

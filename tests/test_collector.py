@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from harness.collector import YOUNG_THRESHOLD, batch_pace
+from harness.running.collector import YOUNG_THRESHOLD, batch_pace
 
 
 def test_a_run_collects_less_often_and_puts_the_thresholds_back() -> None:

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.config import load_config
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.loading.config import load_config
 
 
 def _pyproject(root: Path, section: str) -> None:

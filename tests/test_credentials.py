@@ -8,8 +8,8 @@ import pytest
 from provider_server import TEST_KEY, ProviderServer, make_agent, point_agent
 
 from conftest import Project
-from harness.credentials import read_env_file, resolve_credentials
-from harness.errors import ConfigError, CredentialsMissing
+from harness.core.errors import ConfigError, CredentialsMissing
+from harness.providers.credentials import read_env_file, resolve_credentials
 
 
 @pytest.fixture(autouse=True)

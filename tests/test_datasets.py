@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import Project
-from harness.config import load_config
-from harness.datasets import Selection, load_dataset
-from harness.errors import DatasetError
+from harness.core.errors import DatasetError
+from harness.loading.config import load_config
+from harness.loading.datasets import Selection, load_dataset
 
 
 def _problems(project: Project) -> list[str]:

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Project
+from harness.cache.diagnose import describe_differences, explain_miss, nearest_entry
 from harness.cache.store import CacheStore
-from harness.diagnose import describe_differences, explain_miss, nearest_entry
-from harness.entities import ChatCall, ChatResponse
+from harness.core.entities import ChatCall, ChatResponse
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 PROMPT = "You are the acme helper.\nAnswer in JSON.\nNever share secrets.\nBe brief."
@@ -30,7 +30,7 @@ def record(store: CacheStore, recorded: ChatCall) -> Path:
 
 
 def _key(c: ChatCall) -> str:
-    from harness.key import compute_key
+    from harness.requests.key import compute_key
     return compute_key(c)
 
 

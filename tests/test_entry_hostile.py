@@ -3,7 +3,7 @@
 Run and check share one verifier (:mod:`harness.cache.verify`), so each case
 asserts the run's message and the integrity guard's finding carry the same
 text; before, each of these ended in a traceback of one half or the other.
-Symbolic links follow the one rule of :mod:`harness.links`.
+Symbolic links follow the one rule of :mod:`harness.documents.links`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The catalogue of error codes (harness/codes.py) is complete, true and published.
+"""The catalogue of error codes (harness/core/codes.py) is complete, true and published.
 
 Complete: every class of the package that carries a code, and every ``eval-...``
 word in a message of the package, has its entry. True: each entry's exit status
@@ -25,8 +25,8 @@ import pytest
 
 import harness
 from conftest import REPO_ROOT, Project
-from harness.codes import CATALOGUE, DOCS_PAGE, by_code, render_markdown
-from harness.errors import HarnessError
+from harness.core.codes import CATALOGUE, DOCS_PAGE, by_code, render_markdown
+from harness.core.errors import HarnessError
 
 #: ``eval-...`` words of the package that are folder names, not codes.
 FOLDER_NAMES = {"eval-datasets", "eval-cache", "eval-results", "eval-results-shard"}
@@ -102,13 +102,13 @@ def test_codes_are_unique_well_formed_and_each_has_a_meaning_and_a_fix() -> None
 def test_every_coded_class_of_the_package_is_catalogued_with_its_exit_status() -> None:
     catalogue = by_code()
     classes = _coded_classes()
-    assert "harness.errors.CacheMiss" in classes and "harness.wire.command.AgentCommandFailed" in classes
+    assert "harness.core.errors.CacheMiss" in classes and "harness.wire.command.AgentCommandFailed" in classes
     problems = []
     for dotted, cls in sorted(classes.items()):
         code = getattr(cls, "code", None)
         entry = catalogue.get(str(code))
         if entry is None:
-            problems.append(f"{dotted}: code {code!r} is not in harness/codes.py")
+            problems.append(f"{dotted}: code {code!r} is not in harness/core/codes.py")
             continue
         if dotted not in entry.raised_by:
             problems.append(f"{dotted}: {code} does not name it in raised_by {entry.raised_by}")
@@ -141,12 +141,12 @@ def test_every_code_word_in_a_message_of_the_package_is_catalogued() -> None:
         tree = ast.parse(path.read_text(encoding="utf-8"))
         for word in _words(tree) - FOLDER_NAMES - set(catalogue):
             unknown[word] = path.relative_to(REPO_ROOT).as_posix()
-    assert not unknown, f"codes printed but not in harness/codes.py: {unknown}"
+    assert not unknown, f"codes printed but not in harness/core/codes.py: {unknown}"
 
 
 def test_the_committed_page_is_the_generated_one() -> None:
     committed = (REPO_ROOT / DOCS_PAGE).read_text(encoding="utf-8")
-    assert committed == render_markdown(), "regenerate it: python -m harness.codes --write"
+    assert committed == render_markdown(), "regenerate it: python -m harness.core.codes --write"
     for entry in CATALOGUE:
         assert f"| `{entry.code}` |" in committed
 

@@ -25,8 +25,8 @@ from examples_support import (
     assert_every_scenario_has_caught_counterexamples,
     counterexamples,
 )
-from harness.config import load_config
-from harness.datasets import load_dataset
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 AGENT = "interaction-boundary"
 EXAMPLE = REPO_ROOT / "eval-datasets" / AGENT

@@ -24,8 +24,8 @@ from examples_support import (
     assert_counterexamples_reject_like_recorded_answers,
     assert_every_scenario_has_caught_counterexamples,
 )
-from harness.config import load_config
-from harness.datasets import load_dataset
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 AGENT = "operator-approval"
 AGENT_DIR = REPO_ROOT / "eval-datasets" / AGENT

@@ -18,8 +18,8 @@ import yaml
 from conftest import REPO_ROOT
 from examples_support import scenario_files
 from harness.assertions import assertion_label
-from harness.config import load_config
-from harness.datasets import Dataset, load_dataset
+from harness.loading.config import load_config
+from harness.loading.datasets import Dataset, load_dataset
 
 EXAMPLES = ["ask-user-question", "interaction-boundary", "operator-approval", "open-question",
             "sdk-operator-approval", "sdk-open-question", "sdk-ask-user-question"]

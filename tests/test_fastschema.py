@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness.fastschema import compile_schema, json_equal
-from harness.validation import _registry, fast_check, read_document, validator
+from harness.documents.fastschema import compile_schema, json_equal
+from harness.documents.validation import _registry, fast_check, read_document, validator
 from harness.wire.codecs import decode_answer
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -179,7 +179,7 @@ def _inline_schemas() -> list[Any]:
 
 def test_the_compiled_metaschema_agrees_with_check_schema() -> None:
     """A schema the fast metaschema check calls valid is one ``check_schema`` accepts."""
-    from harness.assertions.compiled import _metaschema_check
+    from harness.documents.compiled import _metaschema_check
 
     check = _metaschema_check()
     assert check is not None
@@ -201,7 +201,7 @@ def test_the_compiled_metaschema_agrees_with_check_schema() -> None:
 
 def test_a_schema_is_checked_once_per_content() -> None:
     """Two equal schemas (distinct objects) share one verdict and one compiled validator."""
-    from harness.assertions.compiled import compiled
+    from harness.documents.compiled import compiled
 
     one = {"type": "object", "properties": {"x": {"type": "integer"}}, "required": ["x"]}
     two = copy.deepcopy(one)

@@ -1,7 +1,7 @@
 """Fuzzing the configuration inputs: ``[tool.harness]`` in pyproject.toml and ``.env.evals``.
 
 A malformed pyproject.toml (damaged text, or any value of any type for each
-known key, or unknown keys) must end in a :class:`~harness.errors.ConfigError`
+known key, or unknown keys) must end in a :class:`~harness.core.errors.ConfigError`
 naming pyproject.toml, or load; a malformed credentials file must end in a
 ConfigError naming it without quoting any of its lines (they may hold a
 secret), or read. Never another exception.
@@ -18,9 +18,9 @@ from fuzz_support import count, timed
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.config import load_config
-from harness.credentials import read_env_file, resolve_credentials
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.loading.config import load_config
+from harness.providers.credentials import read_env_file, resolve_credentials
 
 KNOWN = ("datasets", "cache", "results", "ttl_days", "path_budget", "credentials_file", "watch",
          "requests_per_minute", "allowlist")

@@ -4,7 +4,7 @@ Each generated file is written into a copy of a real example agent and the
 datasets are loaded through the library API, as ``run`` and ``check`` load
 them. Every input must end either loaded (the mutation happened to stay valid;
 then its requests and keys are built, as a run would) or in a
-:class:`~harness.errors.DatasetError` whose problems name the file; never in
+:class:`~harness.core.errors.DatasetError` whose problems name the file; never in
 another exception, and never with a byte changed under ``eval-cache/``.
 Hypothesis runs derandomized and without an example database, so CI sees the
 same inputs every time.
@@ -23,11 +23,11 @@ from fuzz_support import count, timed
 from hypothesis import given, settings
 
 from conftest import REPO_ROOT
-from harness.config import HarnessConfig, load_config
-from harness.datasets import load_dataset
-from harness.entities import ChatCall
-from harness.errors import DatasetError
-from harness.key import compute_key
+from harness.core.entities import ChatCall
+from harness.core.errors import DatasetError
+from harness.loading.config import HarnessConfig, load_config
+from harness.loading.datasets import load_dataset
+from harness.requests.key import compute_key
 
 pytestmark = pytest.mark.slow(seconds=40)
 

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE
 from harness.check.entries import inspect_entry
-from harness.config import HarnessConfig
-from harness.entities import ChatCall
+from harness.core.entities import ChatCall
+from harness.loading.config import HarnessConfig
 
 META_HOSTILE: dict[str, list[Any]] = {
     "key": [12345, None, "", "0" * 64, "g" * 64, ["a"], {"k": 1}],

@@ -33,12 +33,12 @@ from hypothesis import strategies as st
 
 from harness.assertions.toolschema import tool_call_problems
 from harness.cache.stamp import check_stamp, refuse_newer_format
-from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.entities import ToolCall
-from harness.errors import ConfigError, DatasetError, StampNewer
-from harness.key import CACHE_FORMAT_VERSION
-from harness.schemarefs import remote_refs
+from harness.core.entities import ToolCall
+from harness.core.errors import ConfigError, DatasetError, StampNewer
+from harness.documents.schemarefs import remote_refs
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
+from harness.requests.key import CACHE_FORMAT_VERSION
 
 _CONNECTS: list[Any] = []
 _WATCHING = [False]

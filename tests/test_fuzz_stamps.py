@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.cache.stamp import check_stamp, stamp_path
-from harness.config import HarnessConfig
+from harness.loading.config import HarnessConfig
 
 
 @pytest.fixture(scope="module")

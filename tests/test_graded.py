@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import YES, Project, graded
-from harness.entities import AgentOutput, ChatCall, ChatResponse, JsonObject, Scenario, ToolCall
-from harness.errors import CacheMiss
+from harness.core.entities import AgentOutput, ChatCall, ChatResponse, JsonObject, Scenario, ToolCall
+from harness.core.errors import CacheMiss
 from harness.graded.answer import NO_TEXT, read_answer
 from harness.graded.call import NO_ANSWER, grade, grade_each
 from harness.graded.grader import NO_MODEL_FIX
@@ -24,8 +24,8 @@ from harness.graded.honesty import INCONCLUSIVE
 from harness.graded.prompt import build_request
 from harness.judges import JUDGE
 from harness.judges.parse import SCORE
-from harness.key import compute_key
 from harness.refresh.deferral import CallDeferred
+from harness.requests.key import compute_key
 from harness.rubric import RUBRIC
 from harness.rubric.parse import PASS_FAIL
 

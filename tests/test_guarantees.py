@@ -20,10 +20,10 @@ from provider_server import ProviderServer, Reply
 from conftest import Project
 from harness.cache.store import CacheStore
 from harness.clients.caching import CachingClient
-from harness.entities import ChatCall, ChatResponse, ToolCall
-from harness.errors import CacheExpired, ProviderError
-from harness.key import compute_key
+from harness.core.entities import ChatCall, ChatResponse, ToolCall
+from harness.core.errors import CacheExpired, ProviderError
 from harness.providers.http import RetryPolicy, Transport, redact
+from harness.requests.key import compute_key
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 CALL = ChatCall("a/t/s", 0, "openai", "m1", {"messages": [{"role": "user", "content": "q"}]})

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Project
-from harness.config import MAX_TTL_DAYS, load_config
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.loading.config import MAX_TTL_DAYS, load_config
 
 
 def _refusal(root: Path, body: str) -> str:

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Project
-from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.errors import DatasetError
+from harness.core.errors import DatasetError
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 
 def _problems(project: Project) -> list[str]:

@@ -21,9 +21,9 @@ import pytest
 
 from conftest import Project
 from harness.assertions.structured import compiled_schema
-from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.errors import DatasetError
+from harness.core.errors import DatasetError
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 AUDITED = """
 import sys
@@ -32,7 +32,7 @@ def audit(event, args):
     if event == "socket.connect":
         connects.append(args[1])
 sys.addaudithook(audit)
-from harness.cli import main
+from harness.frontends.cli import main
 code = main(["--project", sys.argv[1], sys.argv[2]])
 print("CONNECTS", len(connects), connects)
 sys.exit(code)

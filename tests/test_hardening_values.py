@@ -9,9 +9,9 @@ import json
 import pytest
 
 from conftest import Project
-from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.key import CACHE_FORMAT_VERSION
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
+from harness.requests.key import CACHE_FORMAT_VERSION
 
 
 def _seeded(project: Project) -> None:

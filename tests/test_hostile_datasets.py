@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from conftest import Project
-from harness.config import load_config
-from harness.datasets import load_dataset
-from harness.errors import DatasetError
+from harness.core.errors import DatasetError
+from harness.loading.config import load_config
+from harness.loading.datasets import load_dataset
 
 BILLION_LAUGHS = "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [" + ", ".join([f"*{chr(97 + i)}"] * 9) + "]\n" for i in range(8))

@@ -116,8 +116,8 @@ def _job(root: Path, command: str) -> subprocess.CompletedProcess[str]:
 def test_the_workflow_offers_pytest_n_2_only_with_pytest_xdist_installed(project: Project) -> None:
     import yaml
 
-    from harness.install_source import InstallSource
-    from harness.workflow import workflow_text
+    from harness.adoption.install_source import InstallSource
+    from harness.adoption.workflow import workflow_text
 
     source = InstallSource("index", "offline-evals==0.1.0", "from an index", "0.1.0")
     text = workflow_text(source, install_project=False, python_version="3.11")

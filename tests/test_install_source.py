@@ -18,15 +18,15 @@ import yaml
 from adoption_support import Venv, copy_source, git, harness_wheel, make_venv, ok
 
 from harness import __version__
-from harness.install_source import InstallSource, source_from_direct_url
-from harness.workflow import has_installable_project, workflow_text
+from harness.adoption.install_source import InstallSource, source_from_direct_url
+from harness.adoption.workflow import has_installable_project, workflow_text
 
 pytestmark = pytest.mark.slow(seconds=25)
 
 _PROBE = """\
 import dataclasses, json
 from importlib import metadata
-from harness.install_source import installed_source
+from harness.adoption.install_source import installed_source
 source = installed_source()
 dist = metadata.distribution("offline-evals")
 print(json.dumps({**dataclasses.asdict(source), "warning": source.warning,

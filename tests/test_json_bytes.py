@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.atomic import json_bytes
+from harness.documents.atomic import json_bytes
 
 
 def stdlib(value: Any) -> bytes:

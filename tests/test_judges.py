@@ -244,9 +244,9 @@ def test_a_broken_judge_entry_point_is_named_with_its_fix(
 
 
 def test_a_registry_is_an_object_the_loader_is_given(project: Project) -> None:
-    from harness.config import load_config
-    from harness.datasets import load_dataset
-    from harness.errors import DatasetError
+    from harness.core.errors import DatasetError
+    from harness.loading.config import load_config
+    from harness.loading.datasets import load_dataset
 
     project.agent(judge={**JUDGE, "evaluators": ["brevity"]})
     project.scenario("helper/acme/greeting", {"answer": "yes"})
@@ -265,7 +265,7 @@ def test_a_registry_is_an_object_the_loader_is_given(project: Project) -> None:
 
 def test_scripted_judges_answer_as_the_judge_model(tmp_path: Path) -> None:
     from harness.clients.scripted import ScriptedClient
-    from harness.entities import ChatCall
+    from harness.core.entities import ChatCall
 
     client = ScriptedClient("openai", "gpt-test-1",
                             {"*#judge:relevance": {"json": {"score": 3, "reason": "ok"}}})

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.entities import Agent, ChatCall, Scenario
-from harness.key import CACHE_FORMAT_VERSION, canonical_json, compute_key, short_key
-from harness.request import build_request
+from harness.core.entities import Agent, ChatCall, Scenario
+from harness.requests.key import CACHE_FORMAT_VERSION, canonical_json, compute_key, short_key
+from harness.requests.request import build_request
 
 GOLDEN_CALL = ChatCall(
     scenario_id="ask-user-question/fitness-app/open-request",

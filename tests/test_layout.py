@@ -36,7 +36,7 @@ def test_pyproject_declares_the_design_card_packages_and_entry_points() -> None:
     assert {"pyyaml", "jsonschema", "diskcache", "tabulate"} <= names
     test_extra = {re.split(r"[<>=\[ ]", d)[0].lower() for d in project["optional-dependencies"]["test"]}
     assert "pytest" in test_extra
-    assert project["scripts"]["harness"] == "harness.cli:main"
+    assert project["scripts"]["harness"] == "harness.frontends.cli:main"
 
 
 def test_gitattributes_keeps_cache_payloads_byte_exact() -> None:

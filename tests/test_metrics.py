@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from conftest import REPO_ROOT, Project
-from harness.entities import AgentOutput, ChatResponse, Scenario
-from harness.metrics import actual_decision, expected_decision
+from harness.assertions.metrics import actual_decision, expected_decision
+from harness.core.entities import AgentOutput, ChatResponse, Scenario
 
 ASK_LIMITS = [
     {"json_path": {"path": "questions", "min_items": 1, "max_items": 3}},

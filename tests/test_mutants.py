@@ -13,7 +13,7 @@ from typing import Any
 
 from conftest import Project
 from harness.assertions import CheckedItem
-from harness.entities import Agent, AgentOutput, ChatResponse, Scenario, ToolCall
+from harness.core.entities import Agent, AgentOutput, ChatResponse, Scenario, ToolCall
 from harness.mutants import OPERATORS, check_mutants, mutants_of
 
 SCHEMA = {"type": "object", "properties": {

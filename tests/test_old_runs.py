@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Project
-from harness.record import IterationResult
 from harness.report.load import load_run
+from harness.results.record import IterationResult
 
 FIXTURE = Path(__file__).parent / "fixtures" / "runs-b7e88ca"
 RUN_A, RUN_B = "20261201T225345398Z-8aa3cf", "20261201T225346081Z-144fc5"

@@ -13,13 +13,13 @@ from typing import get_args
 
 import pytest
 
-from harness.config import load_config
-from harness.entities import ANSWER_FAILURES, FAILING_STATUSES, REPLAY_FAILURES, Status
-from harness.errors import ConfigError
-from harness.rerecord import rerecord_command
+from harness.core.entities import ANSWER_FAILURES, FAILING_STATUSES, REPLAY_FAILURES, Status
+from harness.core.errors import ConfigError
+from harness.core.rerecord import rerecord_command
+from harness.loading.config import load_config
 
 HARNESS = Path(__file__).resolve().parent.parent / "harness"
-#: A command line that would re-record: only harness/rerecord.py may build one.
+#: A command line that would re-record: only harness/core/rerecord.py may build one.
 _COMMAND = re.compile(r"harness run --(?:refresh-cache|record-missing)")
 #: Files that may name the flags in prose or in a generated file's comments, not build a hint.
 _PROSE = {"rerecord.py", "scaffold.py"}

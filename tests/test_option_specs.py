@@ -1,11 +1,11 @@
-"""One table of run options (harness/optionspec.py), two front ends: the real ``harness run``
+"""One table of run options (harness/running/optionspec.py), two front ends: the real ``harness run``
 parser and the real pytest parser are walked against it.
 
 An option that one front end has and the other lacks must be a row that says why
 (``one_sided``); an option both have must say the same thing in both (the help texts
 differ only in the spelling of the options they name). A hand-added option that is not in
 the table fails here. Both front ends build :class:`RunOptions` through one function
-(:func:`harness.options.run_options`), so the same options give the same run.
+(:func:`harness.running.options.run_options`), so the same options give the same run.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from harness.cli import build_parser
-from harness.options import OptionsInvalid, RunOptions, parsed_values, run_options
-from harness.optionspec import BOTH, CLI, PYTEST, SPECS, OptionSpec
-from harness.optionspec import spec as row_of
+from harness.frontends.cli import build_parser
+from harness.running.options import OptionsInvalid, RunOptions, parsed_values, run_options
+from harness.running.optionspec import BOTH, CLI, PYTEST, SPECS, OptionSpec
+from harness.running.optionspec import spec as row_of
 
 #: One option as a parser holds it: its argparse action's attributes.
 Option = dict[str, Any]

@@ -1,5 +1,5 @@
 """One set of rules for both front ends: ``harness run`` and ``pytest --evals`` refuse the same
-options, through :func:`harness.api.validate_options`, as real subprocesses on a temp project.
+options, through :func:`harness.running.api.validate_options`, as real subprocesses on a temp project.
 
 ``harness run`` exits 2 on a bad option; ``pytest --evals`` exits with pytest's usage error
 (4), the code pytest gives any misused option. Neither reads a dataset file or calls anything.
@@ -14,9 +14,9 @@ import sys
 import pytest
 
 from conftest import Project
-from harness.api import RunOptions
-from harness.datasets import Selection
-from harness.options import OptionsInvalid, validate_options
+from harness.loading.datasets import Selection
+from harness.running.api import RunOptions
+from harness.running.options import OptionsInvalid, validate_options
 
 USAGE = int(pytest.ExitCode.USAGE_ERROR)
 

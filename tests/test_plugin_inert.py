@@ -20,8 +20,8 @@ import pytest
 from conftest import Project
 
 #: What the plugin must not import before ``--evals`` (the library and its dependencies).
-HEAVY = ("harness.pytest_plugin", "harness.api", "harness.datasets",
-         "harness.config", "harness.record", "harness.recordwriter",
+HEAVY = ("harness.frontends.pytest_plugin", "harness.running.api", "harness.loading.datasets",
+         "harness.loading.config", "harness.results.record", "harness.results.recordwriter",
          "harness.report", "harness.cache", "jsonschema", "yaml", "tabulate", "diskcache")
 
 
@@ -90,7 +90,7 @@ _AUDIT = """\
 import json, sys
 import pytest
 code = pytest.main(sys.argv[1:])
-print(json.dumps({"code": int(code), "loaded": "harness.pytest_entry" in sys.modules,
+print(json.dumps({"code": int(code), "loaded": "harness.frontends.pytest_entry" in sys.modules,
                   "heavy": [m for m in %r if m in sys.modules]}))
 """
 
@@ -111,4 +111,4 @@ def test_the_plugin_imports_no_heavy_module_until_evals(adopter: Project) -> Non
     # the same audit sees them once asked: the list names modules the plugin really uses
     asked = _audit(adopter.root, "--evals", "--evals-scenario", "greeting")
     assert asked["code"] == 0 and asked["loaded"] is True
-    assert set(asked["heavy"]) >= {"harness.pytest_plugin", "harness.api", "yaml"}  # type: ignore[arg-type]
+    assert set(asked["heavy"]) >= {"harness.frontends.pytest_plugin", "harness.running.api", "yaml"}  # type: ignore[arg-type]

@@ -19,7 +19,7 @@ from provider_server import TEST_KEY, ProviderServer, Reply, point_agent
 
 import harness.providers
 from conftest import Project
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 from harness.providers.http import RetryPolicy, Transport
 
 ONE_ATTEMPT = RetryPolicy(max_attempts=1)

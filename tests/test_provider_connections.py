@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 import pytest
 from provider_server import ProviderServer
 
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 from harness.providers.http import Receipt, RetryPolicy, Transport
 
 BODY = json.dumps({"choices": []}).encode()

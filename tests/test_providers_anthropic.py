@@ -17,8 +17,8 @@ from provider_server import (
     make_credentials,
 )
 
-from harness.entities import ChatCall, ToolCall
-from harness.errors import ConfigError, ProviderError
+from harness.core.entities import ChatCall, ToolCall
+from harness.core.errors import ConfigError, ProviderError
 from harness.providers import build_provider
 
 

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 from provider_server import TEST_KEY, ProviderServer, Reply, openai_answer
 
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 from harness.providers.http import RetryPolicy, Transport, excerpt, join_url, parse_retry_after, redact
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.02, retry_after_cap_s=0.2)

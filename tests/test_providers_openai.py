@@ -17,8 +17,8 @@ from provider_server import (
     openai_answer,
 )
 
-from harness.entities import ChatCall, ToolCall
-from harness.errors import ConfigError, ProviderError
+from harness.core.entities import ChatCall, ToolCall
+from harness.core.errors import ConfigError, ProviderError
 from harness.providers import build_provider
 from harness.providers.http import Transport
 

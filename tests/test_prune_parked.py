@@ -11,7 +11,7 @@ import pytest
 from check_support import entry_folders, healthy
 
 from conftest import Project
-from harness.prune import parked_entry_target
+from harness.check.prune import parked_entry_target
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

@@ -9,7 +9,7 @@ import pytest
 from conftest import Project
 
 SKILL = '''
-from harness.entities import ChatResponse
+from harness.core.entities import ChatResponse
 
 
 def run(client, request, scenario):

@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import Project
+from harness.assertions.counterexamples import CounterexampleResult
 from harness.clients.caching import CallRecord
-from harness.counterexamples import CounterexampleResult
-from harness.entities import (
+from harness.core.entities import (
     ChatResponse,
     JudgeScore,
     RubricResult,
@@ -24,7 +24,7 @@ from harness.entities import (
     Usage,
     Verdict,
 )
-from harness.record import _FIELDS, SLIM_FIELDS, SUMMARY_FIELDS, IterationResult, scenario_of
+from harness.results.record import _FIELDS, SLIM_FIELDS, SUMMARY_FIELDS, IterationResult, scenario_of
 
 NO_NOISE = ("-p", "no:benchmark", "-p", "no:cacheprovider")
 

@@ -20,12 +20,12 @@ from provider_server import (
 
 import harness.providers
 from conftest import Project
-from harness.api import RunOptions, run_evals
-from harness.config import load_config
+from harness.loading.config import load_config
 from harness.providers.http import RetryPolicy
 from harness.refresh import journal_dir
 from harness.refresh.journal import Journal
 from harness.report.load import load_records
+from harness.running.api import RunOptions, run_evals
 
 
 @pytest.fixture(autouse=True)

@@ -26,11 +26,11 @@ from provider_server import (
 
 from conftest import REPO_ROOT, Project
 from harness.cache.store import CacheStore
-from harness.clock import utc_now
-from harness.entities import ChatCall, ChatResponse
-from harness.key import compute_key
+from harness.core.clock import utc_now
+from harness.core.entities import ChatCall, ChatResponse
 from harness.refresh import journal_dir
 from harness.refresh.journal import Journal
+from harness.requests.key import compute_key
 
 
 @pytest.fixture(autouse=True)
@@ -124,7 +124,7 @@ def test_sigkill_mid_refresh_then_resume_pays_only_for_the_calls_not_made(
 
 CRASH_WHILE_MATERIALISING = textwrap.dedent("""
     import os, signal, sys
-    import harness.atomic as atomic
+    import harness.documents.atomic as atomic
     original = atomic._replace_folder
     count = {"n": 0}
     def crash(temp, final, hook):
@@ -133,7 +133,7 @@ CRASH_WHILE_MATERIALISING = textwrap.dedent("""
             os.kill(os.getpid(), signal.SIGKILL)
         original(temp, final, hook)
     atomic._replace_folder = crash
-    from harness.cli import main
+    from harness.frontends.cli import main
     sys.exit(main(["--project", sys.argv[1], "run", "--refresh-cache", "--concurrency", "1"]))
 """)
 

@@ -8,10 +8,10 @@ import threading
 import time
 from pathlib import Path
 
-from harness.entities import Scenario
-from harness.record import IterationResult
+from harness.core.entities import Scenario
 from harness.refresh.ledger import Ledger
-from harness.refresh.progress import Progress
+from harness.results.record import IterationResult
+from harness.running.progress import Progress
 
 SCENARIO = Scenario("helper", "acme", "greeting", Path("x.yaml"), "positive", "", (), None, {}, 1,
                     (), ())

@@ -12,8 +12,8 @@ import pytest
 from provider_server import TEST_KEY, ProviderServer, point_agent
 
 from conftest import REPO_ROOT, Project
-from harness.config import config_from_mapping
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.loading.config import config_from_mapping
 from harness.refresh.ratelimit import RateLimiter
 
 

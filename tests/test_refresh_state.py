@@ -56,7 +56,7 @@ def plant_pickle(folder: Path) -> None:
 
 
 def test_values_are_stored_as_json_never_as_pickles(tmp_path: Path) -> None:
-    from harness.entities import ChatCall, ChatResponse
+    from harness.core.entities import ChatCall, ChatResponse
 
     journal = Journal(tmp_path / "j", run="r1")
     journal.put("k" * 64, ChatCall("a/b/c", 0, "openai", "m", {}), ChatResponse("hello"))
@@ -103,7 +103,7 @@ def test_an_old_pickled_journal_stops_a_refresh_before_any_call(
 def test_a_row_planted_after_opening_is_refused_too(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from harness.entities import ChatCall, ChatResponse
+    from harness.core.entities import ChatCall, ChatResponse
 
     journal = Journal(tmp_path / "j", run="r1")
     journal.put("1" * 64, ChatCall("a/b/c", 0, "openai", "m", {}), ChatResponse("paid"))

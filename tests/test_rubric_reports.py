@@ -19,7 +19,7 @@ import pytest
 from test_report_html_browser import CHROMIUM, browse, text_of
 
 from conftest import YES, Project
-from harness.aggregates import judge_means, rubric_summary
+from harness.results.aggregates import judge_means, rubric_summary
 
 PROVIDER = {"source": "provider", "endpoint_kind": "openai", "obtained": "paid", "attempts": 1,
             "latency_ms": 812.0, "input_tokens": 900, "output_tokens": 40}

@@ -14,10 +14,10 @@ import pytest
 
 from conftest import Project
 from harness.assertions.answer import answer_status, answer_verdicts
-from harness.config import load_config
-from harness.datasets import Dataset, load_dataset
-from harness.entities import AgentOutput, ChatResponse
-from harness.errors import DatasetError
+from harness.core.entities import AgentOutput, ChatResponse
+from harness.core.errors import DatasetError
+from harness.loading.config import load_config
+from harness.loading.datasets import Dataset, load_dataset
 
 MAX_ITEMS = {"name": "at most max_items items", "when": {"expected": ["ask"]},
              "json_path": {"path": "items", "max_items": "{{max_items}}"}}

@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from conftest import YES, Project, graded
-from harness.entities import AgentOutput, ChatResponse, ToolCall
+from harness.core.entities import AgentOutput, ChatResponse, ToolCall
 from harness.graded.honesty import INCONCLUSIVE, fingerprint, tie_problem
 
 JUDGE = {"provider": "openai", "model": "gpt-judge-1", "evaluators": ["relevance"]}
@@ -82,7 +82,7 @@ def test_ties_by_exact_text_by_prose_line_and_short_prefixes() -> None:
 
 
 def test_a_real_judges_answer_is_never_checked_for_a_tie(project: Project) -> None:
-    from harness.entities import JudgeScore, RubricResult
+    from harness.core.entities import JudgeScore, RubricResult
     from harness.graded.honesty import honest
     from harness.judges import JUDGE
     from harness.rubric import RUBRIC

@@ -18,10 +18,10 @@ import yaml
 
 from conftest import REPO_ROOT, Project
 from harness.assertions.answer import answer_verdicts
-from harness.config import load_config
-from harness.datasets import Dataset, load_dataset
-from harness.entities import AgentOutput, ChatResponse
-from harness.metrics import actual_decision, expected_decision, samples_of
+from harness.assertions.metrics import actual_decision, expected_decision, samples_of
+from harness.core.entities import AgentOutput, ChatResponse
+from harness.loading.config import load_config
+from harness.loading.datasets import Dataset, load_dataset
 
 AGENT = "ask-user-question"
 

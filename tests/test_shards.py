@@ -1,4 +1,4 @@
-"""harness/shards.py: the K/N form, and a split every shard process computes alike."""
+"""harness/running/shards.py: the K/N form, and a split every shard process computes alike."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conftest import Project
-from harness.errors import ConfigError
-from harness.shards import load_durations, parse_shard, split
+from harness.core.errors import ConfigError
+from harness.running.shards import load_durations, parse_shard, split
 
 
 @pytest.mark.parametrize("text", ["1/4", "4/4", " 2 / 3 ", "1/1"])

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from harness.cache.store import CacheStore, EntryAbsent
-from harness.entities import ChatCall, ChatResponse, ToolCall, Usage
-from harness.errors import CacheCorrupt, CacheExpired
-from harness.key import compute_key
+from harness.core.entities import ChatCall, ChatResponse, ToolCall, Usage
+from harness.core.errors import CacheCorrupt, CacheExpired
+from harness.requests.key import compute_key
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -130,8 +130,8 @@ WRITER = textwrap.dedent("""
     from datetime import UTC, datetime
     from pathlib import Path
     from harness.cache.store import CacheStore
-    from harness.entities import ChatCall, ChatResponse
-    from harness.key import compute_key
+    from harness.core.entities import ChatCall, ChatResponse
+    from harness.requests.key import compute_key
 
     store = CacheStore(Path(sys.argv[1]), ttl_days=730)
     big = "x" * 200_000

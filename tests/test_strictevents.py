@@ -10,8 +10,14 @@ from typing import Any
 import pytest
 import yaml
 
-from harness import strictevents
-from harness.strictload import MAX_DEPTH, MAX_EXPANDED_NODES, DocumentError, load_yaml, load_yaml_nodes
+from harness.documents import strictevents
+from harness.documents.strictload import (
+    MAX_DEPTH,
+    MAX_EXPANDED_NODES,
+    DocumentError,
+    load_yaml,
+    load_yaml_nodes,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COMMITTED = sorted((REPO_ROOT / "eval-datasets").rglob("*.yaml"))

@@ -9,7 +9,7 @@ from verdicts import rejected
 
 from conftest import Project
 from harness.assertions.toolschema import TOOL_SCHEMA, tool_schema_verdict
-from harness.entities import AgentOutput, ChatResponse, ToolCall
+from harness.core.entities import AgentOutput, ChatResponse, ToolCall
 
 FILE_DRAFT = {
     "name": "file_draft",

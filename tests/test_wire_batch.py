@@ -22,7 +22,7 @@ import pytest
 from wire_fakes import WireFake, triage_brain
 from wire_fakes.wire import JsonObject, openai_error
 
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 from harness.providers.batching import BatchStatus
 from harness.providers.http import RetryPolicy
 from harness.wire.batch import WireBatchAPI, WireBatchItem, batch_route, refusal

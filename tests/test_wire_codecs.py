@@ -16,7 +16,7 @@ import struct
 import pytest
 from wire_support import CASES, CHAT_APIS, FIXTURES, encode
 
-from harness.entities import ChatResponse, ToolCall, Usage
+from harness.core.entities import ChatResponse, ToolCall, Usage
 from harness.wire.codecs import (
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from wire_support import CASES, CHAT_APIS, encode
 
-from harness.entities import ChatResponse
+from harness.core.entities import ChatResponse
 from harness.wire.codecs import (
     ANTHROPIC_MESSAGES,
     APIS,

@@ -22,7 +22,7 @@ import anthropic
 import openai
 import pytest
 
-from harness.entities import ChatResponse, ToolCall, Usage
+from harness.core.entities import ChatResponse, ToolCall, Usage
 from harness.wire.codecs import (
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from harness.entities import ChatCall
-from harness.key import compute_key
+from harness.core.entities import ChatCall
+from harness.requests.key import compute_key
 from harness.wire.canonical import WireRefused, canonical_request
 from harness.wire.exchange import CHAT, EMBEDDINGS, MESSAGES, RESPONSES, api_of, family_of
 from harness.wire.exchange import WireRequest as Req

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from harness.assertions import CRASH_PREFIX
-from harness.entities import Verdict
+from harness.core.entities import Verdict
 
 
 def _crash(verdict: Verdict) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from harness.entities import ChatResponse, ToolCall, Usage
+from harness.core.entities import ChatResponse, ToolCall, Usage
 from harness.wire.codecs import ANTHROPIC_MESSAGES, OPENAI_CHAT, OPENAI_RESPONSES, encode_answer
 
 FIXTURES = Path(__file__).parent / "fixtures" / "wire"

@@ -33,8 +33,8 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 
 from harness.assertions import counting, language, structured, text, tools
 from harness.assertions.structured import Kind, OutputKind, Subject
-from harness.entities import AgentOutput, Outcome, Verdict
-from harness.fastschema import Check, compile_schema
+from harness.core.entities import AgentOutput, Outcome, Verdict
+from harness.documents.fastschema import Check, compile_schema
 
 __all__ = [
     "ASSERTION_KINDS",

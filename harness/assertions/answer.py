@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from harness.assertions import CheckedItem, assertion_label, evaluate
 from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
-from harness.entities import Agent, AgentOutput, Scenario, Status, Verdict
+from harness.core.entities import Agent, AgentOutput, Scenario, Status, Verdict
 
 __all__ = ["answer_status", "answer_verdicts", "first_reject", "verdict_line"]
 

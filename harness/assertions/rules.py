@@ -43,8 +43,8 @@ from typing import Any
 from harness.assertions import REGISTRY, check_item
 from harness.assertions.jsonpath import parse as parse_path
 from harness.assertions.jsonpath import select
-from harness.entities import AgentOutput, JsonObject
-from harness.errors import Problem
+from harness.core.entities import AgentOutput, JsonObject
+from harness.core.errors import Problem
 
 __all__ = ["LOAD_CONDITIONS", "RUN_CONDITIONS", "Rule", "check_rules", "merge_layers",
            "resolve_rules", "runtime_problem", "substitute"]

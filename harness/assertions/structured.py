@@ -20,10 +20,10 @@ from typing import Any, Literal, NamedTuple
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 
 from harness.assertions import jsonpath
-from harness.assertions.compiled import compiled
-from harness.entities import AgentOutput, Outcome
-from harness.fastschema import Check
-from harness.schemarefs import remote_refs
+from harness.core.entities import AgentOutput, Outcome
+from harness.documents.compiled import compiled
+from harness.documents.fastschema import Check
+from harness.documents.schemarefs import remote_refs
 
 OutputKind = Literal["text", "json"]
 

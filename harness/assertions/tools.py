@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from harness.assertions.structured import LABEL_LIMIT, Kind, Result, Subject, json_equal, show
-from harness.entities import ToolCall
+from harness.core.entities import ToolCall
 
 
 def _name(spec: Any) -> str:

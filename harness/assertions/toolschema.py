@@ -11,7 +11,7 @@ It runs on every answer with tool calls, with no ``expect`` item: on by
 default, ``tool_schema: false`` in agent.yaml switches it off (the verdict is
 then ``not_evaluated`` with that reason, so a report still shows it was
 skipped on purpose). Validators are compiled once per parameter schema, the
-fast yes/no check of :mod:`harness.fastschema` first and jsonschema only to
+fast yes/no check of :mod:`harness.documents.fastschema` first and jsonschema only to
 explain an invalid call.
 """
 
@@ -24,9 +24,9 @@ from typing import Any
 
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
 
-from harness.assertions.compiled import OFFLINE_REGISTRY
-from harness.entities import AgentOutput, JsonObject, Verdict
-from harness.fastschema import Check, compile_schema
+from harness.core.entities import AgentOutput, JsonObject, Verdict
+from harness.documents.compiled import OFFLINE_REGISTRY
+from harness.documents.fastschema import Check, compile_schema
 
 __all__ = ["TOOL_SCHEMA", "tool_call_problems", "tool_schema_verdict"]
 

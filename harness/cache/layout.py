@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.key import SHORT_KEY_LENGTH, short_key
+from harness.requests.key import SHORT_KEY_LENGTH, short_key
 
 ENTRY_FILE = "entry.json"
 CONTENTS_FILE = "contents.data"

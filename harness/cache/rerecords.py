@@ -14,7 +14,7 @@ This committed file says so. A refresh run rewrites it at the end:
   the cache holds); an empty list removes the file.
 
 ``run`` and ``check`` read it: they list the iterations, and an agent with
-``require_provenance: provider`` fails them (:mod:`harness.provenance_gate`).
+``require_provenance: provider`` fails them (:mod:`harness.running.provenance_gate`).
 
 Only a recording run writes it (an offline run writes zero bytes under the
 cache); the write is atomic and happens only when the content changes.
@@ -29,10 +29,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.atomic import json_bytes, write_file
 from harness.cache.store import format_time
-from harness.errors import HarnessError
-from harness.rerecord import rerecord_command
+from harness.core.errors import HarnessError
+from harness.core.rerecord import rerecord_command
+from harness.documents.atomic import json_bytes, write_file
 
 FAILED_FILE = "rerecord-failed.json"
 FORMAT_VERSION = 1

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import __version__
-from harness.atomic import json_bytes, write_file
 from harness.cache.layout import STAMP_FILE
-from harness.errors import StampNewer
-from harness.key import CACHE_FORMAT_VERSION
-from harness.rerecord import rerecord_command
-from harness.strictload import load_json
+from harness.core.errors import StampNewer
+from harness.core.rerecord import rerecord_command
+from harness.documents.atomic import json_bytes, write_file
+from harness.documents.strictload import load_json
+from harness.requests.key import CACHE_FORMAT_VERSION
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def check_stamp(cache_root: Path, refresh_command: str | None = None) -> StampSt
     """Compare the stamp's cache format with this harness's; one distinct message per failure.
 
     The recorded ``harness_version`` is never compared: only a format change
-    (which changes keys, and must bump :data:`~harness.key.CACHE_FORMAT_VERSION`)
+    (which changes keys, and must bump :data:`~harness.requests.key.CACHE_FORMAT_VERSION`)
     can invalidate a tree. A missing stamp alone never asks for a paid refresh of
     everything: a ``--record-missing`` run writes it and pays only for what is absent.
     """

@@ -19,7 +19,6 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from harness import __version__
-from harness.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
 from harness.cache.layout import (
     CONTENTS_FILE,
     ENTRIES_DIR,
@@ -29,9 +28,10 @@ from harness.cache.layout import (
     iteration_dir,
 )
 from harness.cache.verify import EntryStatus, verify_entry
-from harness.entities import ChatCall, ChatResponse, JsonObject
-from harness.errors import CacheCorrupt, CacheExpired
-from harness.key import CACHE_FORMAT_VERSION, compute_key, short_key
+from harness.core.entities import ChatCall, ChatResponse, JsonObject
+from harness.core.errors import CacheCorrupt, CacheExpired
+from harness.documents.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
+from harness.requests.key import CACHE_FORMAT_VERSION, compute_key, short_key
 from harness.wire.exchange import WireAnswer
 
 __all__ = ["CacheStore", "Entry", "EntryAbsent", "format_time", "response_to_json"]
@@ -93,7 +93,7 @@ class CacheStore:
         self.root = root
         self.ttl_days = ttl_days
         self.on_write_step = on_write_step
-        """Test seam of :func:`harness.atomic.write_folder`: called after each step of a write."""
+        """Test seam of :func:`harness.documents.atomic.write_folder`: called after each step of a write."""
         self._unsynced: list[Path] = []
         self._lock = threading.Lock()
 
@@ -130,7 +130,7 @@ class CacheStore:
         counts as none: only the FULL key is compared), :class:`CacheCorrupt` when the
         entry cannot be trusted and :class:`CacheExpired` when its TTL has passed. Nothing
         is ever deleted or rewritten here. The messages carry no re-record command: the
-        caching client adds the one that fits the agent (:mod:`harness.rerecord`).
+        caching client adds the one that fits the agent (:mod:`harness.core.rerecord`).
         """
         folder = f"{self.root}/{entry_location(call.scenario_id, call.iteration, key)}"
         found = verify_entry(folder, call.scenario_id, call.iteration, short_key(key))

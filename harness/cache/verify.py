@@ -7,7 +7,7 @@ now call :func:`verify_entry`, so they accept the same entries and word every
 reason the same way. Every reason is collected (the guard lists them all; a run
 names them all in one message). Hostile shapes are reasons, never tracebacks:
 ``"key": 12345``, a timestamp without a zone, a folder where a file belongs, a
-symbolic link (the rule of :mod:`harness.links`).
+symbolic link (the rule of :mod:`harness.documents.links`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from datetime import datetime
 from typing import Any
 
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE
-from harness.entities import ChatResponse, ToolCall, Usage
-from harness.key import SHORT_KEY_LENGTH
-from harness.reading import NotAFile, read_file
-from harness.strictload import load_json
+from harness.core.entities import ChatResponse, ToolCall, Usage
+from harness.documents.reading import NotAFile, read_file
+from harness.documents.strictload import load_json
+from harness.requests.key import SHORT_KEY_LENGTH
 
 _FULL_KEY = re.compile(r"[0-9a-f]{64}")
 

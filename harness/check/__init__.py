@@ -29,9 +29,9 @@ from datetime import datetime
 from harness.check import attributes, budget, git, integrity, rerecord, secrets, stamp, unused, watch
 from harness.check.context import CheckContext, build_context
 from harness.check.findings import CheckReport, Finding, GuardResult
-from harness.config import HarnessConfig
-from harness.datasets import Selection
-from harness.manual import see
+from harness.documents.manual import see
+from harness.loading.config import HarnessConfig
+from harness.loading.datasets import Selection
 
 __all__ = ["GUARDS", "CheckReport", "Finding", "GuardResult", "run_checks"]
 

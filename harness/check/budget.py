@@ -13,7 +13,7 @@ from __future__ import annotations
 from harness.cache.layout import ENTRIES_DIR
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.rerecord import rerecord_command
+from harness.core.rerecord import rerecord_command
 
 GUARD = "budget"
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from harness.check.entries import CacheTree, scan_tree
 from harness.check.findings import Finding, GuardResult
 from harness.check.gitrepo import NOT_A_REPO, NOT_A_REPO_FIX, GitRepo, find_repo
-from harness.clock import utc_now
-from harness.config import HarnessConfig
-from harness.datasets import Dataset, Selection, load_dataset
-from harness.errors import DatasetError, Problem
-from harness.rerecord import rerecord_command
+from harness.core.clock import utc_now
+from harness.core.errors import DatasetError, Problem
+from harness.core.rerecord import rerecord_command
+from harness.loading.config import HarnessConfig
+from harness.loading.datasets import Dataset, Selection, load_dataset
 
 
 @dataclass(frozen=True)

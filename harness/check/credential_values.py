@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 from harness.check.context import CheckContext
 from harness.clients.base import credential_variable
-from harness.credentials import read_env_file
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.providers.credentials import read_env_file
 from harness.providers.http import MIN_SECRET_CHARS
 
 #: Always watched: the variables of the providers the harness ships.

@@ -16,11 +16,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from harness.atomic import TEMP_PREFIX
 from harness.cache.layout import CONTENTS_FILE, ENTRIES_DIR, ENTRY_FILE
 from harness.cache.verify import verify_entry
-from harness.key import SHORT_KEY_LENGTH
-from harness.links import RULE as SYMLINK_RULE
+from harness.documents.atomic import TEMP_PREFIX
+from harness.documents.links import RULE as SYMLINK_RULE
+from harness.requests.key import SHORT_KEY_LENGTH
 
 _DEPTH = 5  # agent / tenant / name / iteration / key16
 _SHORT_KEY = re.compile(rf"[0-9a-f]{{{SHORT_KEY_LENGTH}}}")

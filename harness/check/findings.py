@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.errors import printable
+from harness.core.errors import printable
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.rerecord import for_scenario
+from harness.core.rerecord import for_scenario
 
 GUARD = "integrity"
 

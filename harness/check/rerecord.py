@@ -7,7 +7,7 @@ which answers are older than their last refresh. For an agent with
 default) each such iteration is a finding, and so is each iteration whose
 committed entries were not recorded from a provider (scripted, or with no
 provenance): the rule ``run`` applies to the same agent
-(:mod:`harness.provenance_gate`). A file that cannot be read is a finding.
+(:mod:`harness.running.provenance_gate`). A file that cannot be read is a finding.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from harness.cache.rerecords import FailedRerecord, RerecordFileInvalid, failed_path, read_failed
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.provenance import PROVIDER, call_source
-from harness.rerecord import rerecord_command
+from harness.core.provenance import PROVIDER, call_source
+from harness.core.rerecord import rerecord_command
 
 GUARD = "rerecord"
 #: Iterations named in the guard's one line.

@@ -19,7 +19,7 @@ from harness.check.context import CheckContext
 from harness.check.credential_values import configured_secrets, find_values
 from harness.check.detectors import detect_lines, mask
 from harness.check.findings import Finding, GuardResult
-from harness.config import HarnessConfig
+from harness.loading.config import HarnessConfig
 
 GUARD = "secrets"
 DEFAULT_ALLOWLIST = ".harness-allowlist"

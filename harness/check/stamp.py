@@ -17,8 +17,8 @@ from harness.cache.stamp import check_stamp, stamp_path
 from harness.cache.store import format_time
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
-from harness.config import MIN_TTL_DAYS
-from harness.rerecord import for_scenario, rerecord_command
+from harness.core.rerecord import for_scenario, rerecord_command
+from harness.loading.config import MIN_TTL_DAYS
 
 GUARD = "stamp"
 _REFRESH = rerecord_command()

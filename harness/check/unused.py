@@ -35,11 +35,11 @@ from harness.cache.layout import entry_dir, iteration_dir
 from harness.check.context import CheckContext
 from harness.check.entries import CacheTree, EntryRecord
 from harness.check.findings import Finding, GuardResult
-from harness.config import HarnessConfig
-from harness.datasets import Dataset, Selection
-from harness.entities import Scenario
-from harness.replay import IterationReplay, replay_reads
-from harness.rerecord import Fix, Rerecord
+from harness.core.entities import Scenario
+from harness.core.rerecord import Fix, Rerecord
+from harness.loading.config import HarnessConfig
+from harness.loading.datasets import Dataset, Selection
+from harness.running.replay import IterationReplay, replay_reads
 
 GUARD = "unused"
 JUDGE_PREFIX = ("judge:", "rubric:")  # graders of an answer: built-in judges and rubric items
@@ -66,7 +66,7 @@ class Failure:
     folder: Path
     """The iteration folder (or, for a miss, the entry folder the replay expected)."""
     hint: str
-    """The command that fixes it (:mod:`harness.rerecord`)."""
+    """The command that fixes it (:mod:`harness.core.rerecord`)."""
 
 
 @dataclass(frozen=True)

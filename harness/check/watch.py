@@ -21,7 +21,7 @@ from functools import cache
 from harness.check.context import CheckContext
 from harness.check.findings import Finding, GuardResult
 from harness.check.gitrepo import NOT_A_REPO, NOT_A_REPO_FIX, GitError
-from harness.rerecord import rerecord_command
+from harness.core.rerecord import rerecord_command
 
 GUARD = "watch"
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from harness.entities import ChatCall, ChatResponse
+from harness.core.entities import ChatCall, ChatResponse
 
 
 @runtime_checkable
@@ -20,7 +20,7 @@ class ChatClient(Protocol):
     model: str
 
     def complete(self, call: ChatCall) -> ChatResponse:
-        """Return the response for ``call`` or raise a :class:`~harness.errors.HarnessError`."""
+        """Return the response for ``call`` or raise a :class:`~harness.core.errors.HarnessError`."""
         ...
 
 

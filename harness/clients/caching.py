@@ -30,12 +30,12 @@ from harness.cache.layout import entry_location
 from harness.cache.store import CacheStore, EntryAbsent
 from harness.clients.base import ChatClient
 from harness.clients.provenance import SCRIPTED, complete_counted, endpoint_kind_of, provenance
-from harness.clock import utc_now
-from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
-from harness.errors import CacheError, HarnessError
-from harness.key import compute_key
+from harness.core.clock import utc_now
+from harness.core.entities import ChatCall, ChatResponse, JsonObject, Usage
+from harness.core.errors import CacheError, HarnessError
+from harness.core.rerecord import Rerecord
 from harness.providers.http import Receipt
-from harness.rerecord import Rerecord
+from harness.requests.key import compute_key
 
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from harness.cache.diagnose import explain_miss
 from harness.cache.layout import ENTRY_FILE
 from harness.cache.store import CacheStore
 from harness.clients.base import credential_variable
-from harness.diagnose import explain_miss
-from harness.entities import ChatCall, ChatResponse
-from harness.errors import CacheMiss
-from harness.rerecord import Rerecord
+from harness.core.entities import ChatCall, ChatResponse
+from harness.core.errors import CacheMiss
+from harness.core.rerecord import Rerecord
 
 
 class OfflineClient:
-    """Refuses every call with a :class:`~harness.errors.CacheMiss` that explains itself."""
+    """Refuses every call with a :class:`~harness.core.errors.CacheMiss` that explains itself."""
 
     def __init__(
         self,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.clients.base import ChatClient
-from harness.entities import ChatCall, ChatResponse, JsonObject
+from harness.core.entities import ChatCall, ChatResponse, JsonObject
 from harness.providers.http import Receipt
 
 #: ``source``, ``endpoint_kind`` and ``obtained`` of a scripted answer.

@@ -15,9 +15,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from harness.entities import ChatCall, ChatResponse, ToolCall, Usage
-from harness.errors import ScriptError
-from harness.validation import read_document
+from harness.core.entities import ChatCall, ChatResponse, ToolCall, Usage
+from harness.core.errors import ScriptError
+from harness.documents.validation import read_document
 
 
 class ScriptedClient:

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, TypeVar
 
-from harness.entities import AgentOutput, ChatResponse, JsonObject
-from harness.errors import HarnessError
+from harness.core.entities import AgentOutput, ChatResponse, JsonObject
+from harness.core.errors import HarnessError
 from harness.graded.answer import read_answer
 from harness.graded.honesty import tie_problem
 from harness.graded.kind import GradedKind

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.entities import JsonObject
-from harness.errors import Problem
+from harness.core.entities import JsonObject
+from harness.core.errors import Problem
 from harness.graded.prompt import DEFAULT_OPTIONS
 
 __all__ = ["NO_MODEL_FIX", "resolve_grader"]

@@ -27,9 +27,9 @@ import re
 from collections.abc import Iterable
 from typing import Any, Protocol, TypeVar
 
-from harness.entities import AgentOutput
+from harness.core.entities import AgentOutput
+from harness.core.provenance import SCRIPTED
 from harness.graded.kind import GradedKind
-from harness.provenance import SCRIPTED
 
 __all__ = ["INCONCLUSIVE", "MIN_PREFIX", "fingerprint", "honest", "rendered", "tie_problem"]
 

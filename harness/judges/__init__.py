@@ -22,8 +22,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.entities import AgentOutput, JsonObject, JudgeScore, Scenario
-from harness.errors import Problem
+from harness.core.entities import AgentOutput, JsonObject, JudgeScore, Scenario
+from harness.core.errors import Problem
+from harness.documents.validation import read_text
 from harness.graded.call import GraderClient, grade, grade_each
 from harness.graded.call import not_evaluated as _not_evaluated
 from harness.graded.grader import resolve_grader
@@ -31,7 +32,6 @@ from harness.graded.kind import GradedKind
 from harness.graded.prompt import DEFAULT_OPTIONS, PLACEHOLDER, PLACEHOLDERS, build_request
 from harness.judges.parse import INCONCLUSIVE, NOT_EVALUATED, SCORE, interpret
 from harness.judges.registry import Evaluator, JudgeRegistry
-from harness.validation import read_text
 
 __all__ = ["DEFAULT_OPTIONS", "JUDGE", "PLACEHOLDERS", "Evaluator", "JudgeRegistry",
            "build_judge_request", "evaluate_judges", "not_evaluated", "resolve_judges"]

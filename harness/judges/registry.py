@@ -11,7 +11,7 @@ A project adds its own in one of two ways:
   pytest plugin and a library caller see the same evaluators.
 
 Library code (and tests) build their own with :meth:`JudgeRegistry.with_judge` and
-pass it to :func:`harness.datasets.load_dataset`; nothing is shared between two
+pass it to :func:`harness.loading.datasets.load_dataset`; nothing is shared between two
 loads, so one test's evaluator cannot leak into another's.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
 from harness.judges.builtin import BUILTIN
 
 __all__ = ["ENTRY_POINT_GROUP", "Evaluator", "JudgeRegistry", "JudgeRegistryError"]

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.assertions.fold import fold
 from harness.assertions.jsonpath import select
-from harness.entities import Agent, AgentOutput, JsonObject, Scenario, ToolCall
+from harness.core.entities import Agent, AgentOutput, JsonObject, Scenario, ToolCall
 
 __all__ = ["OPERATORS", "QUESTION_FORMS", "Mutant", "mutants_of"]
 

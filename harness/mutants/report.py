@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from harness.counterexamples import strength
+from harness.assertions.counterexamples import strength
 from harness.mutants.judge import mutant_strength
 
 __all__ = ["fail_under_problem", "has_mutants", "mutant_json", "mutant_lines", "mutant_markdown"]

@@ -5,7 +5,7 @@
 OpenAI-compatible base URL: OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp
 server, LM Studio) or ``anthropic`` (messages API). The base URL, key, timeout
 and retry settings live in the transport and never reach a
-:class:`~harness.entities.ChatCall`, so they never enter a cache key.
+:class:`~harness.core.entities.ChatCall`, so they never enter a cache key.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from harness.clients.base import ChatClient
-from harness.credentials import Credentials
-from harness.entities import Agent, ChatCall, ChatResponse
-from harness.errors import ConfigError
+from harness.core.entities import Agent, ChatCall, ChatResponse
+from harness.core.errors import ConfigError
 from harness.providers import anthropic, openai
 from harness.providers.compat import compat_of, compat_problems, diagnose_for
+from harness.providers.credentials import Credentials
 from harness.providers.http import AttemptObserver, Limiter, Receipt, RetryPolicy, Transport
 
 __all__ = ["DEFAULT_POLICY", "DEFAULT_TIMEOUT_S", "PROVIDERS", "RoutingClient", "build_provider",

@@ -18,8 +18,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from harness.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
-from harness.errors import ProviderError
+from harness.core.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
+from harness.core.errors import ProviderError
 from harness.providers.http import CallFailed, Receipt, Transport, malformed
 
 API_VERSION = "2023-06-01"

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.entities import ChatCall, ChatResponse
-from harness.errors import ProviderError
+from harness.core.entities import ChatCall, ChatResponse
+from harness.core.errors import ProviderError
 from harness.providers.anthropic import AnthropicProvider, from_wire, to_wire
 from harness.providers.batching import (
     BatchResults,

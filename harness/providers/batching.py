@@ -3,7 +3,7 @@
 A batch API takes many requests at once (at half the price of synchronous
 calls), answers within 24 hours, and answers each request on its own: an
 answer, or an error for that request alone. :class:`BatchAPI` is the seam the
-round runner (:mod:`harness.refresh.batch`) drives; the OpenAI and Anthropic
+round runner (:mod:`harness.running.batch`) drives; the OpenAI and Anthropic
 implementations live in ``openai_batch`` and ``anthropic_batch``.
 """
 
@@ -13,8 +13,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.entities import ChatCall, ChatResponse
-from harness.errors import ProviderError
+from harness.core.entities import ChatCall, ChatResponse
+from harness.core.errors import ProviderError
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.entities import ChatResponse, JsonObject
+from harness.core.entities import ChatResponse, JsonObject
 
 #: Every knob of ``endpoint.compat`` and the values it takes (the first is the default).
 SETTINGS: dict[str, tuple[str, ...]] = {

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 
 if TYPE_CHECKING:
     from harness.providers.opener import Deadline

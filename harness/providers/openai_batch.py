@@ -17,8 +17,8 @@ import json
 import secrets
 from typing import Any
 
-from harness.entities import ChatCall, ChatResponse
-from harness.errors import ConfigError, ProviderError
+from harness.core.entities import ChatCall, ChatResponse
+from harness.core.errors import ConfigError, ProviderError
 from harness.providers.batching import (
     BatchResults,
     BatchStatus,

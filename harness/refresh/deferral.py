@@ -1,7 +1,7 @@
 """The signal a batch run uses to stop an iteration at a call whose answer is not back yet.
 
 A module of its own (no imports) so that the judges can let it through without
-depending on the batch machinery; see :mod:`harness.refresh.batch`.
+depending on the batch machinery; see :mod:`harness.running.batch`.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 #: The exit code of a run stopped by SIGINT (128 + 2), as shells report it.
 EXIT_INTERRUPTED = 130

@@ -39,9 +39,9 @@ from typing import Any, Literal
 
 from harness.cache.store import format_time, response_to_json
 from harness.cache.verify import response_from_json
-from harness.clock import utc_now
-from harness.entities import ChatCall, ChatResponse, JsonObject
-from harness.errors import ProviderError
+from harness.core.clock import utc_now
+from harness.core.entities import ChatCall, ChatResponse, JsonObject
+from harness.core.errors import ProviderError
 from harness.refresh.jsondisk import ForeignRow, open_state, state_error
 from harness.wire.exchange import APIS, WireAnswer
 

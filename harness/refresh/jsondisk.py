@@ -25,7 +25,7 @@ from typing import Any
 
 import diskcache  # type: ignore[import-untyped]
 
-from harness.errors import HarnessError
+from harness.core.errors import HarnessError
 
 #: Written into every folder this module creates; a folder with rows and without it is an old one.
 FORMAT_KEY = "harness:format"

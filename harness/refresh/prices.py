@@ -1,6 +1,6 @@
 """``[tool.harness.prices]``: what a million tokens cost, per model id, for the run plan.
 
-Optional and informational: the plan (:mod:`harness.refresh.plan`) multiplies
+Optional and informational: the plan (:mod:`harness.running.plan`) multiplies
 its token estimates by these prices; nothing else reads them, and a model
 with no price is shown as not estimated.
 """

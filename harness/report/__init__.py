@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.core.errors import ConfigError
+from harness.documents.writing import named_write_errors, unwritable_reason
 from harness.report.model import RunView
-from harness.writing import named_write_errors, unwritable_reason
 
 #: Format -> file name used when no path is given (inside the run's results folder).
 DEFAULT_NAMES = {"md": "report.md", "json": "report.json", "junit": "junit.xml",

@@ -25,8 +25,8 @@ import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from harness.record import IterationResult
-from harness.runsummary import RunSummary
+from harness.results.record import IterationResult
+from harness.results.runsummary import RunSummary
 
 STEP_SUMMARY = "GITHUB_STEP_SUMMARY"
 ACTIONS = "GITHUB_ACTIONS"

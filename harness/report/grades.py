@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.provenance import SCRIPTED, answer_source, sources_by_purpose
+from harness.core.provenance import SCRIPTED, answer_source, sources_by_purpose
 from harness.rubric.grade import PURPOSE_PREFIX
 from harness.rubric.tally import OUTCOMES, RuleTally, tally
 

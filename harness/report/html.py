@@ -15,8 +15,8 @@ import html
 import json
 from typing import Any
 
+from harness.core.provenance import SCRIPTED, answer_source
 from harness.mutants.report import mutant_lines
-from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cell_text, judge_cells, provenance_line, rubric_table_rows
 from harness.report.html_assets import CSS, ERROR_HOOK, SCRIPT
 from harness.report.json_report import report_data
@@ -108,7 +108,7 @@ def _record(record: dict[str, Any]) -> dict[str, Any]:
             "description", "environment", "expected_decision", "actual_decision", "verdicts",
             "judges", "rubric", "transcript", "transcript_path", "transcript_line")
     kept = {k: record.get(k) for k in keep}
-    kept["blocking"] = is_blocking(record)  # the one rule (harness.entities), not a copy in JS
+    kept["blocking"] = is_blocking(record)  # the one rule (harness.core.entities), not a copy in JS
     kept["judges"] = [{**j, "scripted": answer_source(record, j, f"judge:{j['name']}") == SCRIPTED}
                       for j in record.get("judges") or []]
     kept["rubric"] = [{**x, "scripted": answer_source(record, x, PURPOSE_PREFIX + str(x["name"]))

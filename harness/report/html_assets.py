@@ -111,7 +111,7 @@ SCRIPT = """
     node.appendChild(body);
   }
   function isBlocking(r) {
-    return r.blocking === true;  /* computed in Python by the one rule (harness.entities) */
+    return r.blocking === true;  /* computed in Python by the one rule (harness.core.entities) */
   }
   function caption(target, text) {
     document.getElementById(target).appendChild(el("caption", {"class": "muted"}, [text]));

@@ -30,10 +30,10 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import Any
 
-from harness.counterexamples import strength
-from harness.entities import ANSWER_FAILURES
+from harness.assertions.counterexamples import strength
+from harness.core.entities import ANSWER_FAILURES
+from harness.core.provenance import SCRIPTED, answer_source
 from harness.mutants.judge import mutant_strength
-from harness.provenance import SCRIPTED, answer_source
 from harness.report.grades import judge_cells, rubric_rows
 from harness.report.model import RunView, is_blocking
 from harness.rubric.grade import PURPOSE_PREFIX

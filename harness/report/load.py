@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.cache.verify import parse_time
-from harness.errors import HarnessError
-from harness.record import IterationResult, always_written
-from harness.recordwriter import RESULTS_DIR, RUN_FILE
+from harness.core.errors import HarnessError
 from harness.report.model import RunView
+from harness.results.record import IterationResult, always_written
+from harness.results.recordwriter import RESULTS_DIR, RUN_FILE
 
 #: How many runs a trend looks back over.
 TREND_RUNS = 10

@@ -12,13 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.aggregates import judge_means
-from harness.counterexamples import strength
-from harness.entities import BLOCKING_TYPES, FAILING_STATUSES
-from harness.provenance import answer_source
-from harness.record import IterationResult
-from harness.recordwriter import run_data
-from harness.runsummary import RunSummary
+from harness.assertions.counterexamples import strength
+from harness.core.entities import BLOCKING_TYPES, FAILING_STATUSES
+from harness.core.provenance import answer_source
+from harness.results.aggregates import judge_means
+from harness.results.record import IterationResult
+from harness.results.recordwriter import run_data
+from harness.results.runsummary import RunSummary
 
 #: Table columns after agent, tenant, type: scenarios and iterations, then these counts.
 COLUMNS = ("passed", "rejected", "not evaluated", "missed", "error")
@@ -106,7 +106,7 @@ def is_blocking(record: dict[str, Any]) -> bool:
 
 
 def failing(record: dict[str, Any]) -> bool:
-    """The status fails the run (:data:`~harness.entities.FAILING_STATUSES`, the one definition)."""
+    """The status fails the run (:data:`~harness.core.entities.FAILING_STATUSES`, the one definition)."""
     return record.get("status") in FAILING_STATUSES
 
 

@@ -8,7 +8,6 @@ from typing import Any
 from tabulate import tabulate
 
 from harness.mutants.report import mutant_lines
-from harness.record import IterationResult
 from harness.report.grades import (
     FAILURES_SHOWN,
     GROUP,
@@ -29,7 +28,8 @@ from harness.report.model import (
     rows,
     view_of_summary,
 )
-from harness.runsummary import RunSummary
+from harness.results.record import IterationResult
+from harness.results.runsummary import RunSummary
 
 #: Judge warnings listed in full before the rest is counted.
 _WARNINGS_SHOWN = 10

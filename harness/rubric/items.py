@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.entities import JsonObject
-from harness.errors import Problem
+from harness.core.entities import JsonObject
+from harness.core.errors import Problem
 from harness.graded.grader import resolve_grader
 from harness.rubric.grade import RUBRIC
 

@@ -3,7 +3,7 @@
 An agent that takes just the scenario returns what production code returns:
 text, a dict (a JSON answer), the harness's own response, or the SDK's response
 object (``ChatCompletion``, a Responses-API ``Response``, an Anthropic
-``Message``). Each becomes one :class:`~harness.entities.ChatResponse`; the
+``Message``). Each becomes one :class:`~harness.core.entities.ChatResponse`; the
 tool calls assertions check come from the wire exchanges, not from here.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from harness.entities import ChatResponse
+from harness.core.entities import ChatResponse
 
 
 def answer_response(answer: Any) -> ChatResponse:

@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 from harness.providers.batching import MAX_REQUESTS, BatchStatus, json_lines, json_object, required_id
 from harness.providers.http import RetryPolicy, Transport, redact, scrub_answer
 from harness.wire.exchange import (

@@ -41,11 +41,11 @@ from harness.cache.store import CacheStore, Entry, EntryAbsent
 from harness.clients.caching import CallRecord, Source
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
-from harness.entities import ChatCall, ChatResponse, JsonObject, Usage
-from harness.errors import CacheError, CacheMiss, HarnessError, WriteFailed
-from harness.key import compute_key
+from harness.core.entities import ChatCall, ChatResponse, JsonObject, Usage
+from harness.core.errors import CacheError, CacheMiss, HarnessError, WriteFailed
+from harness.core.rerecord import Rerecord
 from harness.refresh.ledger import Ledger
-from harness.rerecord import Rerecord
+from harness.requests.key import compute_key
 from harness.wire.canonical import WireRefused, canonical_request, declared_tools
 from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, family_of, stored_headers
 from harness.wire.placeholder import with_real_key
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
     from harness.refresh.journal import Journal
 
 #: How a run answers wire requests (see the module docstring); ``plan`` counts the requests a
-#: recording would pay for and answers none of them (:mod:`harness.refresh.plan`).
+#: recording would pay for and answers none of them (:mod:`harness.running.plan`).
 WireMode = Literal["offline", "scripted", "paid", "plan"]
 #: Resolves the real API key of a provider family when a paid recording forwards a request.
 KeyResolver = Callable[[str], str]
@@ -103,7 +103,7 @@ class WireDeferred:
 
 
 class DeferQueue(Protocol):
-    """Where a ``--batch`` round queues paid requests (:class:`harness.refresh.batch.BatchQueue`).
+    """Where a ``--batch`` round queues paid requests (:class:`harness.running.batch.BatchQueue`).
 
     Declared here, not imported: the batch rounds run above the binding and import it, so
     the binding names only what it uses of their queue (no import circle).
@@ -133,7 +133,7 @@ class WireRecorder:
     """Paid recording: every answer is journaled before its entry is written; a re-run (``--resume``)
     materialises answers an earlier run paid for instead of paying again."""
     batch: DeferQueue | None = None
-    """``--batch``: paid requests are queued for the round's batch (:mod:`harness.refresh.batch`)."""
+    """``--batch``: paid requests are queued for the round's batch (:mod:`harness.running.batch`)."""
     batch_retry_errors: bool = False
     agent: str = ""
     written: int = 0

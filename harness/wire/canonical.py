@@ -33,7 +33,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from harness.entities import JsonObject
+from harness.core.entities import JsonObject
 from harness.wire.exchange import KEYED_HEADERS, WireRequest
 
 #: Body fields that label a request without changing its answer.

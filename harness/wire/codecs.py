@@ -1,7 +1,7 @@
 """Wire codecs of the LLM APIs the harness records and replays at the HTTP layer.
 
 Both sides of a wire exchange need them: replay reads a recorded answer's bytes
-into the provider-neutral :class:`~harness.entities.ChatResponse` (for tool
+into the provider-neutral :class:`~harness.core.entities.ChatResponse` (for tool
 assertions, transcripts and judges, while the agent's SDK parses the very same
 bytes itself), and the scripted fake provider writes answers as a real server
 of the API would, so a cache seeded for free is parsed by the real SDKs like a
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from harness.entities import ChatResponse
+from harness.core.entities import ChatResponse
 from harness.wire import codecs_anthropic, codecs_chat, codecs_embeddings, codecs_responses
 from harness.wire.codecs_common import (
     EncodedAnswer,

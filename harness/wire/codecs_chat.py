@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.entities import ChatResponse, JsonObject, ToolCall, Usage
+from harness.core.entities import ChatResponse, JsonObject, ToolCall, Usage
 from harness.wire.codecs_common import (
     EncodedAnswer,
     Ids,

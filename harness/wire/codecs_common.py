@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from harness.entities import JsonObject
+from harness.core.entities import JsonObject
 
 
 class WireDecodeError(ValueError):

@@ -17,7 +17,7 @@ import math
 import struct
 from typing import Any
 
-from harness.entities import ChatResponse, JsonObject, Usage
+from harness.core.entities import ChatResponse, JsonObject, Usage
 from harness.wire.codecs_common import (
     EncodedAnswer,
     WireDecodeError,

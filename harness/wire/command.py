@@ -6,7 +6,7 @@ folder for each scenario iteration, with ``OPENAI_BASE_URL`` and
 bound to that iteration, and the placeholder as its API keys (a real key never
 reaches the command: a paid recording puts it in at the endpoint). The scenario
 is the command's stdin, as JSON (the fields of
-:class:`~harness.entities.ScenarioInput`), and also ``$HARNESS_SCENARIO``; its
+:class:`~harness.core.entities.ScenarioInput`), and also ``$HARNESS_SCENARIO``; its
 stdout is its answer. A non-zero exit or a timeout is an ``error`` verdict with
 the end of its stderr.
 """
@@ -18,8 +18,8 @@ import json
 import os
 import subprocess
 
-from harness.entities import Agent, ScenarioInput
-from harness.errors import HarnessError
+from harness.core.entities import Agent, ScenarioInput
+from harness.core.errors import HarnessError
 from harness.wire.binding import WireBinding
 from harness.wire.placeholder import KEY_VARIABLES, PLACEHOLDER
 from harness.wire.serve import ReplayEndpoint

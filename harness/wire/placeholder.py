@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from harness.errors import ProviderError
+from harness.core.errors import ProviderError
 from harness.wire.exchange import WireRequest
 
 #: The value unset key variables hold while an SDK agent runs (never a valid key anywhere).

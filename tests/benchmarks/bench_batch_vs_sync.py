@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from batch_server import BatchServer, batch_serving  # noqa: E402
 from provider_server import TEST_KEY  # noqa: E402
 
-from harness.api import RunOptions, run_evals  # noqa: E402
-from harness.config import load_config  # noqa: E402
-from harness.record import IterationResult  # noqa: E402
+from harness.loading.config import load_config  # noqa: E402
+from harness.results.record import IterationResult  # noqa: E402
+from harness.running.api import RunOptions, run_evals  # noqa: E402
 
 
 def make_project(root: Path, provider: str, base_url: str, scenarios: int, judge: bool) -> None:

@@ -58,9 +58,9 @@ def judging_only(root: Path, repeat: int) -> tuple[float, int]:
     """Seconds to judge every counterexample of the loaded dataset, and how many there are."""
     import time
 
-    from harness.config import load_config
-    from harness.counterexamples import check_counterexamples
-    from harness.datasets import load_dataset
+    from harness.assertions.counterexamples import check_counterexamples
+    from harness.loading.config import load_config
+    from harness.loading.datasets import load_dataset
 
     dataset = load_dataset(load_config(root))
     count = sum(len(s.counterexamples) for s in dataset.scenarios)

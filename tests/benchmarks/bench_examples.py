@@ -13,7 +13,7 @@ there and never into the checkout. Each variant (this tree, and every
 ``--against`` source tree of another harness version) runs the same offline
 ``run -q`` in a process of its own.
 
-*Run work* is the CPU time (``time.process_time``) of ``harness.cli.main`` in
+*Run work* is the CPU time (``time.process_time``) of ``harness.frontends.cli.main`` in
 that process after every module the run imports has been imported (the list
 is taken from one probe run of each variant): loading and validating the
 datasets, the replay, the assertions, judges, rubric and counterexamples, the
@@ -58,7 +58,7 @@ if modules:
             importlib.import_module(name)
         except Exception:
             pass
-from harness import cli
+from harness.frontends import cli
 argv = ["--project", project, "run", "-q"] + [a for n in json.loads(agents) for a in ("--agent", n)]
 real = sys.stdout
 sys.stdout = io.StringIO()

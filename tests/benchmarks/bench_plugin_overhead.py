@@ -1,6 +1,6 @@
 """What the installed pytest plugin costs a plain ``pytest`` run that never asked for evals.
 
-Installing the harness registers ``harness.pytest_entry`` (entry point
+Installing the harness registers ``harness.frontends.pytest_entry`` (entry point
 ``pytest11``) in every pytest run of the environment. This script builds a small
 adopter repository (a package, one unit test, no ``testpaths``, and an
 ``eval-datasets/`` folder of scenario files that must not be collected), then runs
@@ -74,14 +74,14 @@ def _time(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float]
 
 
 def _import_ms(env: dict[str, str]) -> float:
-    """Cumulative import time of harness.pytest_entry, pytest already imported."""
+    """Cumulative import time of harness.frontends.pytest_entry, pytest already imported."""
     done = subprocess.run([sys.executable, "-X", "importtime", "-c",
-                           "import pytest; import harness.pytest_entry"],
+                           "import pytest; import harness.frontends.pytest_entry"],
                           env=env, capture_output=True, text=True, check=True)
     for line in done.stderr.splitlines():
-        if line.rstrip().endswith("| harness.pytest_entry"):
+        if line.rstrip().endswith("| harness.frontends.pytest_entry"):
             return int(line.split("|")[1]) / 1000
-    raise SystemExit("harness.pytest_entry not in the import-time report:\n" + done.stderr)
+    raise SystemExit("harness.frontends.pytest_entry not in the import-time report:\n" + done.stderr)
 
 
 def main() -> int:
@@ -126,7 +126,7 @@ def main() -> int:
                                          for a, b in zip(with_plugin, without, strict=True))
         print(f"  {what}: with the plugin {med_with:6.1f} ms, -p no:harness {med_without:6.1f} ms, "
               f"overhead (median of pairs) {paired[what]:5.1f} ms, ratio {med_with / med_without:.3f}")
-    print(f"  import of harness.pytest_entry (pytest already imported): "
+    print(f"  import of harness.frontends.pytest_entry (pytest already imported): "
           f"median {statistics.median(imports):.2f} ms")
     paired = paired["CPU "]
     ok = paired <= TARGET_MS

@@ -10,7 +10,7 @@ a rubric item, a two-turn transcript, a ~2 KB answer): microseconds to write its
 (``to_json`` + ``json.dumps``), to build the summary an xdist worker ships, to slim it,
 and to read a run of N such lines back as the reports do (``load_records``). With
 ``--against TREE`` the same is measured on another source tree of the harness (its own
-process, ``PYTHONPATH=TREE``; a tree from before ``harness/record.py`` is driven through
+process, ``PYTHONPATH=TREE``; a tree from before ``harness/results/record.py`` is driven through
 ``harness.results``). Medians of ``--repeat`` rounds; on a shared machine compare the
 two trees of one run, not absolute numbers.
 """
@@ -33,7 +33,7 @@ from typing import Any
 def _api() -> tuple[Any, Callable[[Any], dict[str, Any]], Callable[[Any], dict[str, Any]]]:
     """(IterationResult, write, summary) of whichever tree is on the path."""
     try:
-        from harness.record import IterationResult
+        from harness.results.record import IterationResult
 
         return IterationResult, lambda r: r.to_json(), lambda r: r.to_json("summary")
     except ImportError:  # a tree from before the one record
@@ -44,7 +44,7 @@ def _api() -> tuple[Any, Callable[[Any], dict[str, Any]], Callable[[Any], dict[s
 
 def _result(index: int) -> Any:
     from harness.clients.caching import CallRecord
-    from harness.entities import ChatResponse, JudgeScore, RubricResult, Scenario, Usage, Verdict
+    from harness.core.entities import ChatResponse, JudgeScore, RubricResult, Scenario, Usage, Verdict
 
     result_type, _, _ = _api()
     name = f"case-{index:05d}"

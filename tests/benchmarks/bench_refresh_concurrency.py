@@ -129,8 +129,8 @@ if tree:
 sys.path.insert(0, tests + "/benchmarks")
 from pathlib import Path
 from bench_refresh_concurrency import make_project
-from harness.api import RunOptions, run_evals
-from harness.config import load_config
+from harness.running.api import RunOptions, run_evals
+from harness.loading.config import load_config
 with tempfile.TemporaryDirectory() as folder:
     root = Path(folder)
     make_project(root, url + "/v1", int(scenarios))

@@ -1,4 +1,4 @@
-"""What the strict loader costs: stock parsers vs ``harness.strictload`` on the committed files.
+"""What the strict loader costs: stock parsers vs ``harness.documents.strictload`` on the committed files.
 
     python tests/benchmarks/bench_strictload.py [--repeat 5]
 
@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from harness.strictload import load_json, load_yaml
+from harness.documents.strictload import load_json, load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 _Stock: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)

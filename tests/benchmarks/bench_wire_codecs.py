@@ -36,7 +36,7 @@ try:  # recent SDKs are built on the httpx2 fork and refuse an httpx client
 except ImportError:
     import httpx as sdk_httpx  # type: ignore[no-redef]  # noqa: E402
 
-from harness.entities import ChatResponse, ToolCall, Usage  # noqa: E402
+from harness.core.entities import ChatResponse, ToolCall, Usage  # noqa: E402
 from harness.wire.codecs import (  # noqa: E402
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,

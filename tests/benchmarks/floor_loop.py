@@ -2,10 +2,10 @@
 
 Not a test. ``python tests/benchmarks/floor_loop.py PROJECT`` walks the same
 scenario files the harness reads, parses each with the harness's own YAML
-loader (``harness.strictload.load_yaml``: libyaml's events, faster than
+loader (``harness.documents.strictload.load_yaml``: libyaml's events, faster than
 ``yaml.CSafeLoader``, so the floor is never slower than the harness's parser),
 builds the same canonical request, hashes it the
-same way (``harness.key.canonical_json`` + sha256 over the same key material),
+same way (``harness.requests.key.canonical_json`` + sha256 over the same key material),
 reads and parses the entry's ``entry.json`` and ``contents.data`` and applies
 the same three checks (``contains``, ``not_contains``, ``json_path`` equals).
 No validation, no records, no report: a plain loop. It uses no part of the
@@ -25,8 +25,8 @@ from typing import Any
 
 import yaml
 
-from harness.key import canonical_json
-from harness.strictload import load_yaml
+from harness.documents.strictload import load_yaml
+from harness.requests.key import canonical_json
 
 _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

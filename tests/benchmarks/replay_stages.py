@@ -30,22 +30,22 @@ from typing import Any
 
 #: (depth, defining module, function or Class.method, label): the stages, nested as they call each other.
 STAGES: tuple[tuple[int, str, str, str], ...] = (
-    (0, "harness.datasets", "load_dataset", "load the dataset (YAML, schemas)"),
-    (0, "harness.api", "EvalSession.run_one", "one iteration, all of it"),
-    (1, "harness.execution", "call_agent", "the agent's call (SDK + wire answers)"),
+    (0, "harness.loading.datasets", "load_dataset", "load the dataset (YAML, schemas)"),
+    (0, "harness.running.api", "EvalSession.run_one", "one iteration, all of it"),
+    (1, "harness.execute.execution", "call_agent", "the agent's call (SDK + wire answers)"),
     (2, "harness.wire.intercept", "_wire_request", "read the SDK's request"),
     (2, "harness.wire.binding", "WireBinding.begin", "answer it from the cache"),
     (3, "harness.wire.canonical", "canonical_request", "canonical request"),
-    (3, "harness.key", "compute_key", "key"),
+    (3, "harness.requests.key", "compute_key", "key"),
     (3, "harness.cache.store", "CacheStore.read", "read and verify the entry"),
     (4, "harness.cache.verify", "_read_meta", "entry.json (strict JSON)"),
     (4, "harness.cache.verify", "_wire_response", "decode the recorded body"),
     (3, "harness.wire.binding", "WireBinding._hit", "count the exchange"),
     (2, "harness.wire.intercept", "_response", "the httpx response"),
     (1, "harness.assertions.answer", "answer_verdicts", "assertions"),
-    (1, "harness.scoring", "score_iteration", "scoring (judges, metrics)"),
-    (1, "harness.recordwriter", "ResultWriter.write", "write the record"),
-    (1, "harness.key", "request_digest", "request digest"),
+    (1, "harness.running.scoring", "score_iteration", "scoring (judges, metrics)"),
+    (1, "harness.results.recordwriter", "ResultWriter.write", "write the record"),
+    (1, "harness.requests.key", "request_digest", "request digest"),
 )
 
 
@@ -95,9 +95,9 @@ def _install(spent: collections.Counter[str], calls: collections.Counter[str]) -
 def _child(project: str, out: str) -> None:
     """One run in this process; writes ``label<TAB>seconds<TAB>calls`` lines to ``out``."""
     os.chdir(project)
-    import harness.api  # noqa: F401 - the modules the stages live in, loaded before wrapping
-    import harness.cli
-    import harness.recordwriter  # noqa: F401
+    import harness.frontends.cli
+    import harness.results.recordwriter  # noqa: F401
+    import harness.running.api  # noqa: F401 - the modules the stages live in, loaded before wrapping
     import harness.wire.binding  # noqa: F401
     import harness.wire.intercept  # noqa: F401
 
@@ -106,7 +106,7 @@ def _child(project: str, out: str) -> None:
     missing = _install(spent, calls)
     started = time.process_time()
     with contextlib.suppress(SystemExit):
-        harness.cli.main(["run", "-q"])
+        harness.frontends.cli.main(["run", "-q"])
     total = time.process_time() - started
     lines = [f"whole run\t{total}\t1"]
     lines += [f"{label}\t{seconds}\t{calls[label]}" for label, seconds in spent.items()]

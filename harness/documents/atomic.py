@@ -1,0 +1,176 @@
+"""The one atomic-write helper: a file or a folder is complete under its final name, or absent.
+
+Cache entries (a folder of two files), the stamp and ``run.json`` are all built
+under a temporary name in the same folder and renamed into place, so a process
+killed at any instant leaves the old version, the new version, or (for a folder
+being replaced, between its two renames) the old version parked under a
+``.tmp-old-`` name, never a torn file under the final name.
+
+``on_step`` is the documented test seam: it is called after each step with the
+step's name (:data:`STEPS`) and the path it touched, so a test can kill the
+writing process at every step and prove the claim above, instead of hoping a
+timed kill lands inside the window.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from harness.documents.writing import named_write_errors
+
+#: Prefix of every temporary name (readers and guards ignore it; prune removes leftovers).
+TEMP_PREFIX = ".tmp-"
+#: Steps reported to ``on_step``, in order (``moved-aside`` only when replacing a folder).
+STEPS = ("temp-created", "file-written", "moved-aside", "renamed", "old-removed")
+
+StepHook = Callable[[str, Path], None]
+
+
+def _nothing(step: str, path: Path) -> None:
+    del step, path
+
+
+def write_folder(final: Path, files: Mapping[str, bytes], *, on_step: StepHook | None = None) -> Path:
+    """Create (or replace) the folder ``final`` holding exactly ``files``, atomically."""
+    hook = on_step or _nothing
+    parent = final.parent
+    with named_write_errors(final, "cache entry"):
+        parent.mkdir(parents=True, exist_ok=True)
+        temp = parent / f"{TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
+        temp.mkdir()
+    try:
+        with named_write_errors(final, "cache entry"):
+            hook("temp-created", temp)
+            for name, data in files.items():
+                _write_bytes(temp / name, data)
+                hook("file-written", temp / name)
+            _replace_folder(temp, final, hook)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return final
+
+
+def write_file(final: Path, data: bytes, *, on_step: StepHook | None = None) -> Path:
+    """Create (or replace) the file ``final`` with ``data``, atomically."""
+    hook = on_step or _nothing
+    temp = final.with_name(f"{TEMP_PREFIX}{final.name}-{os.getpid()}-{secrets.token_hex(3)}")
+    try:
+        with named_write_errors(final, "file"):
+            final.parent.mkdir(parents=True, exist_ok=True)
+            hook("temp-created", temp)
+            _write_bytes(temp, data)
+            hook("file-written", temp)
+            os.replace(temp, final)
+            hook("renamed", final)
+    except BaseException:
+        with contextlib.suppress(OSError):  # a read-only tree: there is nothing to remove
+            temp.unlink(missing_ok=True)
+        raise
+    return final
+
+
+def json_bytes(value: Any) -> bytes:
+    """Pretty, sorted JSON with a final newline: stable bytes and a readable git diff.
+
+    The bytes are exactly ``json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)``
+    and a newline. ``json`` drops its C encoder whenever ``indent`` is given, and every
+    recorded call writes two of these files, so plain JSON (dicts with string keys, lists,
+    strings, numbers, booleans, null) is laid out here with the C string encoder; anything
+    else (tuples, other keys, subclasses) goes through ``json.dumps`` itself.
+    """
+    parts: list[str] = []
+    try:
+        _pretty(value, parts, "\n")
+    except (_NotPlain, RecursionError):  # json.dumps says what is wrong (a cycle, too deep)
+        return (json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+    parts.append("\n")
+    return "".join(parts).encode("utf-8")
+
+
+class _NotPlain(Exception):
+    """A value :func:`_pretty` leaves to ``json.dumps``."""
+
+
+_encode_string = json.encoder.encode_basestring  # the C one, as json.dumps(ensure_ascii=False)
+_INFINITY = float("inf")
+
+
+def _pretty(value: Any, out: list[str], newline: str) -> None:
+    """Append the ``indent=2`` layout of ``value``; ``newline`` is a newline and the current
+    indentation (json.encoder's ``_make_iterencode``, for plain JSON only)."""
+    kind = type(value)
+    if kind is str:
+        out.append(_encode_string(value))
+    elif kind is dict:
+        if not value:
+            out.append("{}")
+            return
+        inner = newline + "  "
+        separator = "{" + inner
+        for key in sorted(value):  # raises TypeError on mixed keys, as json.dumps does
+            if type(key) is not str:
+                raise _NotPlain
+            out.append(separator)
+            out.append(_encode_string(key))
+            out.append(": ")
+            _pretty(value[key], out, inner)
+            separator = "," + inner
+        out.append(newline + "}")
+    elif kind is list:
+        if not value:
+            out.append("[]")
+            return
+        inner = newline + "  "
+        separator = "[" + inner
+        for item in value:
+            out.append(separator)
+            _pretty(item, out, inner)
+            separator = "," + inner
+        out.append(newline + "]")
+    elif value is None:
+        out.append("null")
+    elif value is True:
+        out.append("true")
+    elif value is False:
+        out.append("false")
+    elif kind is int:
+        out.append(int.__repr__(value))
+    elif kind is float:
+        if value != value:
+            out.append("NaN")
+        elif value == _INFINITY:
+            out.append("Infinity")
+        elif value == -_INFINITY:
+            out.append("-Infinity")
+        else:
+            out.append(float.__repr__(value))
+    else:
+        raise _NotPlain
+
+
+def _write_bytes(path: Path, data: bytes) -> None:
+    with open(path, "xb") as handle:  # a fresh temporary name: never follows or reuses anything
+        handle.write(data)
+
+
+def _replace_folder(temp: Path, final: Path, hook: StepHook) -> None:
+    """Rename ``temp`` to ``final``; an old ``final`` is moved aside first, then removed."""
+    if not final.exists():
+        os.replace(temp, final)
+        hook("renamed", final)
+        return
+    old = final.parent / f"{TEMP_PREFIX}old-{final.name}-{secrets.token_hex(3)}"
+    os.replace(final, old)
+    hook("moved-aside", old)
+    os.replace(temp, final)
+    hook("renamed", final)
+    shutil.rmtree(old, ignore_errors=True)
+    hook("old-removed", old)

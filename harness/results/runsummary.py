@@ -1,0 +1,74 @@
+"""The run summary: counts, failures and metrics of one run, kept in memory while it runs.
+
+Its iterations are :class:`~harness.results.record.IterationResult` values, passed ones
+slimmed; :mod:`harness.results.recordwriter` writes it as ``run.json`` and the reports
+read it (or that file) back.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from harness.assertions.metrics import MetricValue
+from harness.results.record import IterationResult
+
+
+@dataclass
+class RunSummary:
+    """Counts and failures of a run; the full records are on disk.
+
+    ``results`` holds every iteration in plan order, passed ones slimmed by
+    :meth:`IterationResult.slim` so that a run of 50,000 scenarios keeps a few
+    hundred bytes per iteration in memory rather than every response.
+    """
+
+    run_id: str
+    started: datetime
+    results_dir: Path
+    finished: datetime | None = None
+    stamp_problem: str = ""
+    results: list[IterationResult] = field(default_factory=list)
+    datasets: str = ""
+    """The datasets folder relative to the project root (the JUnit classname's first part)."""
+    metrics: list[MetricValue] = field(default_factory=list)
+    """Declared metric values, computed when the run finishes."""
+    accounting: dict[str, int | None] | None = None
+    """The ledger's totals of a recording run (paid attempts, retries, journal...); None offline."""
+    shard: dict[str, Any] | None = None
+    """The split of one shard of a run (``--shard K/N``, see :mod:`harness.running.shards`): running
+    nothing is then no failure of its own, since a selection of fewer scenarios than shards
+    leaves some empty; the merge judges the whole. """
+    notes: list[str] = field(default_factory=list)
+    """Warnings printed above the summary: iterations that replay answers a failed refresh left."""
+
+    @property
+    def counts(self) -> Counter[str]:
+        """Iterations per status."""
+        return Counter(r.status for r in self.results)
+
+    @property
+    def failures(self) -> list[IterationResult]:
+        """Failed iterations, in run order."""
+        return [r for r in self.results if r.failed]
+
+    @property
+    def blocking(self) -> list[IterationResult]:
+        """Rejects in negative or adversarial scenarios, in run order."""
+        return [r for r in self.results if r.blocking]
+
+    @property
+    def exit_code(self) -> int:
+        """0 when every hard assertion passed, every gated metric met its target and the
+        stamp is current, else 1. Judge scores never enter it."""
+        failed = self.failures or any(m.blocks for m in self.metrics)
+        return 1 if failed or self.stamp_problem or not (self.results or self.shard is not None) else 0
+
+
+def new_run_id(now: datetime) -> str:
+    """Sortable and unique: UTC time to the millisecond plus a random suffix."""
+    return f"{now.strftime('%Y%m%dT%H%M%S')}{now.microsecond // 1000:03d}Z-{secrets.token_hex(3)}"

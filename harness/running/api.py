@@ -1,0 +1,576 @@
+"""The library API: load, select, replay (or re-record), assert, record.
+
+The CLI and the pytest plugin are thin layers over :func:`run_evals`; anything
+they can do, a script can do by calling it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from harness.assertions.answer import answer_status, answer_verdicts
+from harness.assertions.counterexamples import check_counterexamples, toothless_message
+from harness.cache.layout import worst_relative_path
+from harness.cache.rerecords import (
+    FailedRerecord,
+    failed_path,
+    read_failed,
+    selected_marks,
+    update_failed,
+    warning_text,
+)
+from harness.cache.stamp import check_stamp, refuse_newer_format, stamp_path, write_stamp
+from harness.cache.store import CacheStore
+from harness.clients.caching import BoundClient
+from harness.core.clock import utc_now
+from harness.core.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
+from harness.core.errors import CacheError, ConfigError, HarnessError, WriteFailed
+from harness.documents.links import refuse_symlinks
+from harness.execute.execution import run_agent
+from harness.loading.config import HarnessConfig
+from harness.loading.datasets import Dataset, load_dataset
+from harness.loading.selecting import require_selected
+from harness.refresh.ledger import Ledger
+from harness.requests.key import canonical_json, request_digest
+from harness.results.record import IterationResult
+from harness.results.recordwriter import ResultWriter
+from harness.results.runsummary import RunSummary, new_run_id
+from harness.running.factory import ClientFactory
+from harness.running.options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY  # re-exported
+from harness.running.options import Mode as Mode  # re-exported: the mode of RunOptions
+from harness.running.options import RunOptions as RunOptions  # re-exported: the library API's options
+from harness.running.options import validate_options as validate_options  # the library's option rules
+from harness.running.provenance_gate import gate, requirement
+from harness.running.scoring import metric_values, score_iteration
+from harness.running.shards import plan_shard
+
+if TYPE_CHECKING:
+    from harness.refresh.interrupt import RunInterrupted
+    from harness.running.batch import BatchRecorder
+    from harness.running.plan import CallPlan
+    from harness.running.progress import Progress
+    from harness.wire.binding import WireBinding
+
+class EvalSession:
+    """One run, step by step: the CLI loops over it, the pytest plugin runs one item at a time.
+
+    Construction loads and validates everything and raises
+    :class:`~harness.core.errors.DatasetError` or :class:`~harness.core.errors.ConfigError`
+    (exit 2) before any call is made. ``worker`` names this process's records file
+    when several processes write one run (pytest-xdist workers).
+    """
+
+    def __init__(
+        self,
+        config: HarnessConfig,
+        options: RunOptions | None = None,
+        *,
+        dataset: Dataset | None = None,
+        clock: Callable[[], datetime] = utc_now,
+        run_id: str | None = None,
+        worker: str = "",
+    ) -> None:
+        self.config = config
+        self.options = options or RunOptions()
+        validate_options(self.options)
+        self.dataset = dataset or load_dataset(config)
+        self.scenarios = select_scenarios(config, self.dataset, self.options)
+        self.shard_record: dict[str, Any] | None = None
+        """What run.json records of the split when this run is one shard (else None)."""
+        if self.options.shard is not None:
+            shard = plan_shard(self.options.shard, self.scenarios, self.iterations_of)
+            self.scenarios, self.shard_record = shard.scenarios, shard.record
+        self.failed_rerecords = read_failed(config.cache)
+        """Iterations whose last refresh did not obtain every answer (rerecord-failed.json)."""
+        self.clock = clock
+        self.store = CacheStore(config.cache, ttl_days=config.ttl_days)
+        self.ledger = Ledger()
+        """What this run has paid for, live (recording runs; the progress line reads it)."""
+        run_id = run_id or new_run_id(datetime.now(UTC))
+        self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
+                                       self.ledger, run_id)
+        if self.options.mode != "offline":  # every selected agent's credentials, before any call
+            refuse_newer_format(config.cache)
+            self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
+        self._lock = threading.Lock()
+        self._started: set[tuple[str, int]] = set()
+        self.summary = RunSummary(run_id=run_id,
+                                  started=clock(), results_dir=config.results,
+                                  datasets=config.relative(config.datasets))
+        self._writer = ResultWriter(config.results, self.summary.run_id, worker)
+        self.summary.results_dir = self._writer.run_dir
+        self.summary.shard = self.shard_record
+        if self.options.mode == "offline":
+            stamp = check_stamp(config.cache)
+            self.summary.stamp_problem = "" if stamp.ok else str(stamp)
+        if warning := self.rerecord_warning():
+            self.summary.notes.append(warning)
+
+    def iterations_of(self, scenario: Scenario) -> int:
+        """How many iterations a scenario runs (the override, else its own count)."""
+        return self.options.iterations or scenario.iterations
+
+    def plan(self) -> list[tuple[Scenario, int]]:
+        """Every selected (scenario, iteration) pair, in dataset order."""
+        return [(s, i) for s in self.scenarios for i in range(self.iterations_of(s))]
+
+    def call_plan(self) -> CallPlan:
+        """What this run would call, before any call (see :mod:`harness.running.plan`)."""
+        from harness.running.plan import make_plan
+
+        return make_plan(self.dataset, self.store, self.plan(), mode=self.options.mode,
+                         scripted=self.options.scripted, prices=self.config.prices,
+                         now=self.clock())
+
+    def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
+        """Run, assert and record one scenario iteration (thread-safe)."""
+        result = self.execute(scenario, iteration)
+        with self._lock:
+            self.summary.results.append(result.slim())
+        return result
+
+    def execute(self, scenario: Scenario, iteration: int) -> IterationResult:
+        """Run, assert and write the record of one iteration, without adding it to the summary."""
+        agent = self.dataset.agents[scenario.agent]
+        request = self.dataset.request_for(scenario)
+        client = self._clients.for_agent(agent).bind(scenario.id, iteration)
+        wire = (self._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+                if agent.at_the_wire else None)
+        first = True
+        if self.options.mode != "offline":  # a --batch run executes an iteration once per round:
+            with self._lock:  # count it once (offline runs keep no accounting: no set of 50k ids)
+                first = (scenario.id, iteration) not in self._started
+                self._started.add((scenario.id, iteration))
+        if first:
+            self.ledger.iteration_started()
+        started = time.perf_counter()
+        try:
+            encoded = canonical_json(request)  # once, for the digest and the key of its call
+            if not agent.at_the_wire:  # a declared agent sends this very object, unchanged
+                client.encoded = (request, encoded)
+            result, output = run_iteration(agent, scenario, iteration, request, client,
+                                           request_digest(request, encoded), wire,
+                                           self.dataset.tenant_params(scenario))
+            result = score_iteration(agent, request, result, output, client)  # judges, metrics
+            result = _with_counterexamples(agent, scenario, result, output)  # no model call
+            result = gate(result, requirement(agent, self.config.require_provenance),
+                          self._stale_mark(scenario, iteration))
+            if self.options.mutants and output is not None:  # no model call either
+                from harness.mutants import check_mutants
+
+                result = replace(result, mutants=check_mutants(agent, scenario, output).to_json())
+            result.set_duration((time.perf_counter() - started) * 1000)  # made by this call
+            self._writer.write(result)
+        finally:
+            self.ledger.iteration_done()
+        return result
+
+    def _stale_mark(self, scenario: Scenario, iteration: int) -> FailedRerecord | None:
+        """The failed-refresh mark an iteration replays under (a refresh asks again: none)."""
+        if self.options.mode == "refresh":
+            return None
+        return self.failed_rerecords.get((scenario.id, iteration))
+
+    def rerecord_warning(self) -> str:
+        """The selected iterations that replay answers a failed refresh left (empty: none)."""
+        if self.options.mode == "refresh":
+            return ""
+        marks = selected_marks(self.failed_rerecords, ((s.id, i) for s, i in self.plan()))
+        return warning_text(marks, self.config.relative(failed_path(self.config.cache)))
+
+    def record_failed_rerecords(self) -> list[FailedRerecord]:
+        """After a refresh: list in rerecord-failed.json the iterations of this run that did not
+        obtain every answer, drop those that did (from the run's records: every process's)."""
+        if self.options.mode != "refresh":
+            return []
+        if not self.failed_rerecords and not self._writer.failed_calls and self._writer.sole_writer():
+            return []  # nothing listed, no call failed: nothing to change, no record read back
+        from harness.report.load import load_records
+
+        records = load_records(self._writer.run_dir)
+        update_failed(self.config.cache, records, self.clock(),
+                      scenarios={s.id for s in self.dataset.scenarios})
+        self.failed_rerecords = read_failed(self.config.cache)
+        ran = {(str(r["scenario"]), int(r["iteration"])) for r in records}
+        marks = [mark for key, mark in sorted(self.failed_rerecords.items()) if key in ran]
+        if marks:
+            file = self.config.relative(failed_path(self.config.cache))
+            self.summary.notes.append(warning_text(marks, file, this_run=True))
+        return marks
+
+    def update_stamp(self) -> None:
+        """After a recording run that wrote entries, make sure the stamp names this cache format.
+
+        The journal then forgets the answers this run materialised if every call
+        was answered; after a failed call they stay, so re-running the same
+        command pays only for what is still missing.
+        """
+        complete = not any(r.status in REPLAY_FAILURES for r in self.summary.results)
+        missing_stamp = not stamp_path(self.config.cache).is_file() and complete
+        if self.options.mode != "offline" and (self._clients.wrote_entries or missing_stamp):
+            # A missing stamp alone is written by any recording run whose every call was
+            # answered (the keys it read are current by definition): no paid refresh needed.
+            self.store.sync()  # the entries are durable before the journal forgets their answers
+            write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
+        self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
+
+    def write_run_file(self, summary: RunSummary | None = None) -> None:
+        """Write run.json for ``summary`` (the pytest controller passes the merged one)."""
+        summary = summary or self.summary
+        summary.finished = self.clock()
+        if self.options.mode != "offline" and summary.accounting is None:
+            tally = self.ledger.tally()
+            if summary is not self.summary and not tally.iterations_started:
+                # the pytest-xdist controller: its workers made the calls; sum their records
+                from harness.refresh.ledger import tally_of_records
+                from harness.report.load import load_records
+
+                summary.accounting = tally_of_records(load_records(self._writer.run_dir))
+            else:
+                summary.accounting = {**tally.to_json(), "iterations_done": len(summary.results)}
+        summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
+        selection = _selection_record(self.options)
+        if self.shard_record is not None:
+            selection["shard"] = self.shard_record
+        self._writer.finish(summary, selection)
+
+    def finish(self) -> RunSummary:
+        """Update the stamp (and rerecord-failed.json) after a recording run, write run.json,
+        return the summary."""
+        self.update_stamp()
+        self.record_failed_rerecords()
+        self.write_run_file()
+        return self.summary
+
+    def note_journal(self, note: Callable[[str], None]) -> None:
+        """Say so when an earlier run's journaled answers are left unused (no ``--resume``)."""
+        journal = self._clients.journal
+        if journal is not None and (earlier := journal.earlier_answers()):
+            note(f"note: {earlier} answer(s) journaled by an earlier run are not reused: a refresh "
+                 "pays for fresh answers (--resume reuses them without paying)")
+
+    def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
+        """The recorder a ``--batch`` run submits its rounds through."""
+        return self._clients.batch_recorder(note)
+
+    def interrupted(self) -> RunInterrupted:
+        """After Ctrl-C: keep everything paid for (the journal is not forgotten), say what resumes."""
+        from harness.refresh.interrupt import interrupted
+
+        journal = self._clients.journal
+        pending = len(journal.pending_batches()) if journal is not None else 0
+        folder = self.config.relative(journal.directory) if journal is not None else None
+        written = sum(client.written for client in self._clients.clients())
+        self._clients.settle(complete=False)
+        return interrupted(written=written, journal=folder, pending_batches=pending)
+
+
+def run_evals(
+    config: HarnessConfig,
+    options: RunOptions | None = None,
+    *,
+    dataset: Dataset | None = None,
+    on_result: Callable[[IterationResult], None] | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    progress: Progress | None = None,
+    on_plan: Callable[[CallPlan], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> RunSummary:
+    """Run the selected scenarios and return the summary; records go to ``config.results``.
+
+    A recording run first computes its plan (calls, estimated tokens and cost),
+    hands it to ``on_plan`` and refuses, before any call, to exceed
+    ``options.max_calls`` (:class:`~harness.running.plan.PlanOverBudget`, exit 2).
+
+    A recording run calls up to ``options.concurrency`` iterations at once;
+    results and ``on_result`` calls still come in plan order. ``progress``
+    (recording runs) is advanced as iterations finish; ``on_note`` gets the
+    lines a person recording should read (batch rounds, journal answers not
+    reused). An interrupt (Ctrl-C) of a recording run raises
+    :class:`~harness.refresh.interrupt.RunInterrupted` saying what was kept.
+    """
+    session = EvalSession(config, options, dataset=dataset, clock=clock)
+    try:
+        return _run_session(session, on_result, progress, on_note or (lambda text: None), on_plan)
+    except KeyboardInterrupt:
+        if session.options.mode == "offline":
+            raise
+        raise session.interrupted() from None
+
+
+def _run_session(session: EvalSession, on_result: Callable[[IterationResult], None] | None,
+                 progress: Progress | None, on_note: Callable[[str], None],
+                 on_plan: Callable[[CallPlan], None] | None = None) -> RunSummary:
+    plan = session.plan()
+    if session.options.mode != "offline" and (on_plan is not None
+                                              or session.options.max_calls is not None):
+        call_plan = session.call_plan()
+        if on_plan is not None:
+            on_plan(call_plan)
+        call_plan.check_budget(session.options.max_calls)  # before any call
+    session.ledger.planned(len(plan))
+    session.note_journal(on_note)
+    if progress is not None:
+        progress.start(len(plan), session.ledger)
+    try:
+        workers = min(session.options.concurrency, len(plan))
+        if session.options.batch:
+            from harness.running.batch import run_batched
+
+            recorder = session.batch_recorder(on_note)
+            for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
+                                      advance=progress.advance if progress is not None else None,
+                                      workers=session.options.concurrency):
+                session.summary.results.append(result.slim())
+                if on_result is not None:
+                    on_result(result)
+        elif session.options.mode == "offline" or workers <= 1:
+            for scenario, iteration in plan:
+                result = session.run_one(scenario, iteration)
+                if progress is not None:
+                    progress.advance(result)
+                if on_result is not None:
+                    on_result(result)
+        else:
+            for result in _run_parallel(session, plan, workers, progress):
+                session.summary.results.append(result.slim())
+                if on_result is not None:
+                    on_result(result)
+    finally:
+        # the final line, once, even when the run raises: no timer outlives its run
+        if progress is not None:
+            progress.close()
+    return session.finish()
+
+
+def plan_run(config: HarnessConfig, options: RunOptions, *,
+             dataset: Dataset | None = None) -> CallPlan:
+    """The plan of a recording run without running it (``--dry-run``): no call, no credentials
+    read, nothing written."""
+    from harness.running.plan import make_plan
+
+    if options.mode == "offline":
+        raise ConfigError("--dry-run only applies with --refresh-cache or --record-missing "
+                          "(an offline run calls nothing)")
+    validate_options(options)
+    dataset = dataset or load_dataset(config)
+    scenarios = select_scenarios(config, dataset, options)  # the path a run selects through
+    if options.shard is not None:
+        scenarios = plan_shard(options.shard, scenarios,
+                               lambda s: options.iterations or s.iterations).scenarios
+    pairs = [(s, i) for s in scenarios for i in range(options.iterations or s.iterations)]
+    store = CacheStore(config.cache, ttl_days=config.ttl_days)
+    return make_plan(dataset, store, pairs, mode=options.mode, scripted=options.scripted,
+                     prices=config.prices)
+
+
+def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], workers: int,
+                  progress: Progress | None) -> list[IterationResult]:
+    """Every planned iteration on a thread pool; the results in plan order.
+
+    On an interrupt (Ctrl-C) nothing new is started; calls in flight finish
+    and are journaled, so a re-run does not pay for them again.
+    """
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="harness-record")
+    try:
+        futures = [pool.submit(session.execute, scenario, iteration) for scenario, iteration in plan]
+        # as_completed waits on every future once; wait(FIRST_COMPLETED) in a loop re-armed a
+        # waiter on every pending future per completion: quadratic in the plan, on the
+        # thread the workers share the interpreter lock with
+        for future in as_completed(futures):
+            result = future.result()
+            if progress is not None:
+                progress.advance(result)
+        return [future.result() for future in futures]
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def run_iteration(
+    agent: Agent,
+    scenario: Scenario,
+    iteration: int,
+    request: dict[str, object],
+    client: BoundClient,
+    digest: str,
+    wire: WireBinding | None = None,
+    tenant_params: dict[str, object] | None = None,
+) -> tuple[IterationResult, AgentOutput | None]:
+    """Run and assert one iteration; the output (None on a miss or error) feeds the judges.
+
+    A cache failure of a wire exchange is the iteration's verdict even when the
+    agent caught the SDK's exception; an exception the agent raised is an
+    ``error`` with its type, message and a short traceback, and the run goes on.
+    """
+    def failed(status: str, message: str) -> tuple[IterationResult, None]:
+        return IterationResult(scenario, iteration, status, message=message,  # type: ignore[arg-type]
+                               calls=tuple(client.calls), request_digest=digest), None
+
+    try:
+        output = run_agent(agent, request, client, scenario, wire, iteration=iteration,
+                           tenant_params=tenant_params)
+        _stop_for_the_wire(wire)
+    except CacheError as exc:
+        _stop_for_the_wire(wire)
+        return failed(exc.status, str(exc))
+    except WriteFailed:
+        raise  # a full or read-only disk fails every later write too: the run stops, named
+    except HarnessError as exc:
+        _stop_for_the_wire(wire)
+        return failed(*_wire_failure(wire) or ("error", str(exc)))
+    except Exception as exc:  # the agent's own code raised: a verdict, never a crash of the run
+        _stop_for_the_wire(wire)
+        return failed(*_wire_failure(wire) or ("error", agent_error(agent, exc)))
+    if (found := _wire_failure(wire)) is not None:
+        return failed(*found)
+    verdicts = tuple(answer_verdicts(agent, scenario, output))
+    calls = tuple(client.calls)
+    status, message = answer_status(scenario, verdicts)
+    return IterationResult(scenario, iteration, status, verdicts, message, calls, output.response,
+                           digest), output
+
+
+def _stop_for_the_wire(wire: WireBinding | None) -> None:
+    """Whatever the agent did with the answers it got: a failed cache write stops the run, and a
+    request queued for a batch round stops the iteration (it runs again after the batch)."""
+    if wire is None:
+        return
+    if wire.fatal is not None:
+        raise wire.fatal
+    if wire.deferred:
+        from harness.refresh.deferral import CallDeferred
+
+        raise CallDeferred(wire.deferred[0])
+
+
+def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:
+    """The verdict the wire exchanges impose: the first cache failure, else a refused request."""
+    if wire is None:
+        return None
+    if wire.failures:
+        first = wire.failures[0]
+        more = f"\n  ({len(wire.failures) - 1} more failed exchange(s) in this iteration)" \
+            if len(wire.failures) > 1 else ""
+        return first.status, f"{first}{more}"
+    if wire.errors:
+        return "error", "\n".join(wire.errors)
+    return None
+
+
+def agent_error(agent: Agent, exc: BaseException) -> str:
+    """An exception an agent raised: its type, message and the last frames of its traceback."""
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)[-_TRACEBACK_FRAMES:]
+    shown = "".join(traceback.format_list(frames)).rstrip()
+    return (f"agent {agent.name} raised {type(exc).__name__}: {exc}\n"
+            f"  traceback (most recent call last, {len(frames)} frame(s)):\n{shown}")
+
+
+#: Frames of an agent's traceback kept in its iteration record.
+_TRACEBACK_FRAMES = 4
+
+
+def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult,
+                          output: AgentOutput | None = None) -> IterationResult:
+    """Attach the scenario's counterexample results; a passed iteration whose scenario lets
+    a known-wrong answer through becomes ``toothless`` (no model call is made). An SDK
+    agent's counterexamples are checked against the tools its ``output`` declared on the wire."""
+    if not scenario.counterexamples:
+        return result
+    found = check_counterexamples(agent, scenario, output.wire_tools if output is not None else None)
+    message = toothless_message(found)
+    if message and result.status == "passed":
+        return replace(result, status="toothless", message=message, counterexamples=found)
+    return replace(result, counterexamples=found)
+
+
+def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:
+    """The scenarios a run (or its ``--dry-run`` plan) covers: the one selection path.
+
+    A filter that selects nothing is refused (:func:`~harness.loading.selecting.require_selected`),
+    a cache tree with symbolic links is refused, and an ``--iterations`` override
+    must keep every cache path within the budget.
+    """
+    refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
+    scenarios = require_selected(options.selection, dataset.scenarios)
+    _check_iteration_override(config, scenarios, options.iterations)
+    return scenarios
+
+
+#: The most iterations a run may ask for (the scenario schema's own maximum).
+MAX_ITERATIONS = 100
+
+
+def _check_iteration_override(
+    config: HarnessConfig, scenarios: list[Scenario], iterations: int | None
+) -> None:
+    if iterations is None:
+        return
+    if iterations < 1:
+        raise ConfigError(f"--iterations must be at least 1, got {iterations}")
+    if iterations > MAX_ITERATIONS:  # 10**9 planned a billion iterations and ran out of memory
+        raise ConfigError(f"--iterations {iterations} is over the limit of {MAX_ITERATIONS}, the "
+                          "most a scenario may declare: every iteration is a cache entry to commit "
+                          f"and replay. Fix: give --iterations {MAX_ITERATIONS} or less")
+    cache_rel = config.relative(config.cache)
+    for scenario in scenarios:
+        worst = worst_relative_path(cache_rel, scenario.id, iterations)
+        if len(worst) > config.path_budget:
+            raise ConfigError(
+                f"--iterations {iterations}: {scenario.id} would need a {len(worst)}-character "
+                f"cache path, over the budget of {config.path_budget}")
+
+
+def _selection_record(options: RunOptions) -> dict[str, object]:
+    s = options.selection
+    return {"agents": list(s.agents), "tenants": list(s.tenants), "types": list(s.types),
+            "scenarios": list(s.scenarios), "iterations": options.iterations,
+            "mode": options.mode, "scripted": options.scripted}
+
+
+def serve_iteration(config: HarnessConfig, options: RunOptions, scenario_id: str, iteration: int, *,
+                    emit: Callable[[str], None], stop: threading.Event | None = None) -> int:
+    """``harness serve``: answer one scenario iteration's LLM API calls on a loopback endpoint
+    until interrupted (or ``stop`` is set); returns 1 when an exchange failed (a miss), else 0.
+
+    The endpoint answers under the same rules as a run (offline refusal with the miss
+    explanation, the record modes); nothing is written to eval-results.
+    """
+    from harness.wire.command import upstreams_of
+    from harness.wire.serve import ReplayEndpoint
+
+    session = EvalSession(config, options)
+    scenario = next((s for s in session.scenarios if s.id == scenario_id), None)
+    if scenario is None:
+        raise ConfigError(f"serve: no scenario {scenario_id} (give agent/tenant/name)")
+    if iteration < 0 or iteration >= session.iterations_of(scenario):
+        raise ConfigError(f"serve: {scenario_id} has iterations 0 to {session.iterations_of(scenario) - 1}")
+    agent = session.dataset.agents[scenario.agent]
+    client = session._clients.for_agent(agent).bind(scenario.id, iteration)
+    wire = session._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+    stop = stop or threading.Event()
+    with ReplayEndpoint(lambda: wire, upstreams=upstreams_of(agent)) as endpoint:
+        for name, value in endpoint.base_urls.items():
+            emit(f"{name}={value}")
+        emit(f"serving {scenario_id} iteration {iteration} ({options.mode}) on 127.0.0.1:{endpoint.port}; "
+             "Ctrl-C stops")
+        try:
+            while not stop.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            pass
+    session.update_stamp()
+    emit(f"{len(wire.exchanges)} exchange(s) answered, {len(wire.failures)} failed, "
+         f"{len(wire.errors)} refused")
+    for failure in wire.failures:
+        emit(str(failure))
+    for error in wire.errors:
+        emit(error)
+    return 1 if wire.failures or wire.errors else 0
