@@ -11,6 +11,11 @@ the answer, so ``check`` reports it and a counterexample it rejects is not caugh
 The kinds live in small modules (``text``, ``structured``, ``tools``, ``counting``,
 ``language``), each
 exporting ``KINDS``; :data:`REGISTRY` merges them.
+
+Stage ``assert`` (tests/test_import_graph.py, STAGES): also ``counterexamples`` (known-wrong
+answers judged by the same verdicts) and ``metrics`` (deterministic metrics over the
+verdicts). May import: core, documents, requests, cache, refresh, clients, providers, wire,
+execute (an answer is parsed as the agent's output).
 """
 
 from __future__ import annotations

@@ -19,6 +19,9 @@ rerecord   iterations a failed refresh left on older answers; provenance an agen
 
 Guards that cannot observe what they guard (no git repository, an empty
 tree, no watch globs with ``--since``) fail: a blind guard must not pass.
+
+Stage ``check``: also ``prune`` (removing what no offline replay reads). May import
+every stage up to ``run`` (a guard replays the selection to know what it reads).
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ but the verdict and the aggregate lives here, once:
 A kind (:class:`~harness.graded.kind.GradedKind`) supplies only its verdict
 parser and how a verdict becomes its result record; :mod:`harness.judges` and
 :mod:`harness.rubric` each declare one. This package imports neither of them.
+
+Stage ``score`` (with judges, rubric, mutants): may import every stage up to ``assert``.
 """
 
 from harness.graded.kind import GradedKind

@@ -12,6 +12,8 @@ Evaluators come from a :class:`~harness.judges.registry.JudgeRegistry` the
 loader is given (the built-in ``relevance``, ``completeness`` and ``coherence``,
 plus those of ``offline_evals.judges`` entry points), or from a project's own
 prompt file named in the scenario (``{name, prompt: judges/tone.md}``).
+
+Stage ``score``: may import every stage up to ``assert``, and :mod:`harness.graded`.
 """
 
 from __future__ import annotations

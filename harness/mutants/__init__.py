@@ -11,6 +11,8 @@ the assertions reject is *killed*; one they let through *survives*. A survivor
 is not a failure (some mutants are still right answers: mark those
 ``equivalent_mutants`` with a reason), but the killed share is shown as
 strength beside the counterexamples caught, and ``--fail-under`` gates on it.
+
+Stage ``score``: may import every stage up to ``assert``.
 """
 
 from harness.mutants.judge import MutantReport, check_mutants, mutant_strength

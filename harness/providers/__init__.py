@@ -6,6 +6,9 @@ OpenAI-compatible base URL: OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp
 server, LM Studio) or ``anthropic`` (messages API). The base URL, key, timeout
 and retry settings live in the transport and never reach a
 :class:`~harness.core.entities.ChatCall`, so they never enter a cache key.
+
+Stage ``clients`` (with :mod:`harness.clients`): also ``credentials`` (keys and base URLs
+from the environment or ``.env.evals``). May import core, documents, requests, cache, refresh.
 """
 
 from __future__ import annotations

@@ -4,6 +4,11 @@ All state lives under ``<results>/.refresh/`` (git-ignored with the results,
 never inside the committed cache): ``journal/`` and ``ratelimit/`` are
 diskcache folders that several processes (pytest-xdist workers, two terminals)
 share safely.
+
+Stage ``recording``: the state of a paid refresh below the clients that use it (journal,
+ledger, rate limit, deferral, prices, Ctrl-C). The steps that drive a whole run (the
+dry-run ``plan``, ``batch`` rounds, the ``progress`` line) are in :mod:`harness.running`.
+May import: core, documents, requests, cache.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ Every format renders a :class:`~harness.report.model.RunView`, the plain JSON a
 run leaves under ``eval-results/``, so ``python -m harness report`` rebuilds any
 of them later without re-running, and ``run --report FORMAT[:PATH]`` writes
 them at the end of a run.
+
+Stage ``report``: also ``merge`` (one run out of N shard runs). May import every stage up
+to ``record`` (:mod:`harness.results`); a run reads reports back, so it sits above.
 """
 
 from __future__ import annotations

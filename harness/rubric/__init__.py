@@ -20,6 +20,8 @@ Items are declared in ``agent.yaml``, ``tenant.yaml`` or a scenario file
 ``when`` restricts an item to the iterations it is about (test types, tags,
 expected or actual decision, tools called), so no call is paid for a rule that
 cannot apply.
+
+Stage ``score``: may import every stage up to ``assert``, and :mod:`harness.graded`.
 """
 
 from harness.rubric.grade import PURPOSE_PREFIX, RUBRIC, grade_rubric
