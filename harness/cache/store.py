@@ -31,7 +31,7 @@ from harness.cache.verify import EntryStatus, verify_entry
 from harness.core.entities import ChatCall, ChatResponse, JsonObject
 from harness.core.errors import CacheCorrupt, CacheExpired
 from harness.documents.atomic import TEMP_PREFIX, StepHook, json_bytes, write_folder
-from harness.requests.key import CACHE_FORMAT_VERSION, compute_key, short_key
+from harness.requests.key import compute_key, entry_meta, short_key
 from harness.wire.exchange import WireAnswer
 
 __all__ = ["CacheStore", "Entry", "EntryAbsent", "format_time", "response_to_json"]
@@ -178,17 +178,12 @@ class CacheStore:
                provenance: JsonObject | None, wire: JsonObject | None = None) -> Path:
         final = self.path_for(call, key)
         meta: JsonObject = {
-            "format_version": CACHE_FORMAT_VERSION,
+            **entry_meta(call),  # the key material, field by field (harness.requests.key)
             "harness_version": __version__,
             "key": key,
-            "scenario": call.scenario_id,
-            "iteration": call.iteration,
-            "provider": call.provider,
-            "model": call.model,
             "created": format_time(now),
             "expires": format_time(now + timedelta(days=self.ttl_days)),
             "contents_sha256": hashlib.sha256(payload).hexdigest(),
-            "request": call.request,
         }
         if call.purpose:
             meta["purpose"] = call.purpose

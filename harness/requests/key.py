@@ -6,12 +6,19 @@ iteration. What never goes in: endpoint, API key, headers, timeouts,
 timestamps, volatile ids. Any change here changes every key of every
 committed cache, so it must come with a :data:`CACHE_FORMAT_VERSION` bump;
 golden tests in ``tests/test_key.py`` pin the hex of fixed requests.
+
+``entry.json`` holds the key material field by field, not as one object: its
+fields are named by :data:`ENTRY_FIELDS` (``format`` is stored as
+``format_version``). The store writes them with :func:`entry_meta`, and
+:func:`key_of_entry` recomputes the key from a stored entry, so an entry can be
+checked against its own key, and the stored layout cannot drift from the key.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from harness.core.entities import ChatCall
@@ -37,8 +44,21 @@ def canonical_json(value: Any) -> bytes:
     return _CANONICAL.encode(value).encode("utf-8")
 
 
+#: Where each field of :func:`key_material` is stored in ``entry.json`` (the stored layout of
+#: format 1: changing a name here changes the entry format, never the key).
+ENTRY_FIELDS: Mapping[str, str] = {
+    "format": "format_version",
+    "provider": "provider",
+    "model": "model",
+    "scenario": "scenario",
+    "iteration": "iteration",
+    "request": "request",
+}
+
+
 def key_material(call: ChatCall) -> dict[str, Any]:
-    """Everything the key is computed over, as one JSON object (also stored in entry.json)."""
+    """Everything the key is computed over, as one JSON object (stored field by field in
+    ``entry.json``: :func:`entry_meta`)."""
     return {
         "format": CACHE_FORMAT_VERSION,
         "provider": call.provider,
@@ -67,6 +87,21 @@ def compute_key(call: ChatCall, canonical_request: bytes | None = None) -> str:
             f'{_text(call.model)},"provider":{_text(call.provider)},"request":')
     tail = f',"scenario":{_text(call.scenario_id)}}}'
     return hashlib.sha256(head.encode("utf-8") + canonical_request + tail.encode("utf-8")).hexdigest()
+
+
+def entry_meta(call: ChatCall) -> dict[str, Any]:
+    """The key material as ``entry.json`` stores it (the fields of :data:`ENTRY_FIELDS`)."""
+    return {ENTRY_FIELDS[name]: value for name, value in key_material(call).items()}
+
+
+def key_of_entry(meta: Mapping[str, Any]) -> str:
+    """The key recomputed from a stored entry's ``entry.json``; a missing field raises
+    :class:`ValueError` naming it (such an entry cannot be checked against its key)."""
+    missing = [field for field in ENTRY_FIELDS.values() if field not in meta]
+    if missing:
+        raise ValueError(f"entry.json lacks {', '.join(missing)}: the key cannot be recomputed")
+    material = {name: meta[field] for name, field in ENTRY_FIELDS.items()}
+    return hashlib.sha256(canonical_json(material)).hexdigest()
 
 
 def short_key(key: str) -> str:
