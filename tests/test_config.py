@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.core.errors import ConfigError
-from harness.loading.config import load_config
+from harness.loading.config import MAX_TTL_DAYS, MIN_TTL_DAYS, SCHEMA, load_config
 
 
 def _pyproject(root: Path, section: str) -> None:
@@ -70,3 +70,41 @@ def test_a_bad_allowlist_is_reported_once_and_the_section_is_known_without_a_sec
     assert load_config(tmp_path).declared
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
     assert not load_config(tmp_path).declared
+
+
+def test_the_schema_collects_every_problem_each_worded_with_its_key_value_and_fix(tmp_path: Path) -> None:
+    _pyproject(tmp_path, 'ttl_days = 730.0\nwatch = ["a", 3]\nrequire_provenance = "yes"\n'
+                         'datasets = " "\n[tool.harness.prices]\nm = { input = -1 }\nn = 3\n'
+                         'ok = { input = 1, output = 2 }')
+    with pytest.raises(ConfigError) as info:
+        load_config(tmp_path)
+    lines = str(info.value).splitlines()[1:]
+    assert all(line.strip().startswith(f"{tmp_path / 'pyproject.toml'} [tool.harness]: ") for line in lines)
+    said = [line.split("[tool.harness]: ", 1)[1] for line in lines]
+    assert said == [
+        "'datasets' must be a non-empty path string, got ' '. Fix: name the datasets folder, "
+        'such as "eval-datasets"',
+        "prices.m must be { input = <number>, output = <number> } in US$ per million tokens "
+        "(both, not negative), got {'input': -1}",
+        "prices.n must be { input = <number>, output = <number> } in US$ per million tokens "
+        "(both, not negative), got 3",
+        "'require_provenance' must be one of any, provider, got 'yes'. Fix: set "
+        'require_provenance = "any" or "provider"',
+        "'ttl_days' must be an integer, got 730.0. Fix: set ttl_days = 730",
+        "'watch' must be a list of glob strings, got ['a', 3]. Fix: write it as watch = [\"prompts/**\"]",
+    ]
+
+
+def test_every_default_and_bound_is_the_schemas(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    config = load_config(tmp_path)
+    keys = SCHEMA["properties"]
+    assert (config.ttl_days, config.path_budget, config.requests_per_minute, config.watch, config.prices,
+            config.require_provenance, config.allowlist) == (
+        keys["ttl_days"]["default"], keys["path_budget"]["default"], keys["requests_per_minute"]["default"],
+        tuple(keys["watch"]["default"]), keys["prices"]["default"], keys["require_provenance"]["default"],
+        None)
+    assert (MIN_TTL_DAYS, MAX_TTL_DAYS) == (keys["ttl_days"]["minimum"], keys["ttl_days"]["maximum"]) == (
+        365, 36500)
+    for name, spec in keys.items():
+        assert {"x-expected", "x-fix"} <= set(spec), f"{name}: the schema words no error for it"

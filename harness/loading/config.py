@@ -6,38 +6,33 @@ Defaults follow the committed layout, so a repository that uses
 
 from __future__ import annotations
 
+import functools
+import json
 import tomllib
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from harness.core.errors import ConfigError
-from harness.refresh.prices import Prices, parse_prices
+from harness.refresh.prices import Prices
+
+#: ``[tool.harness]``'s JSON Schema: every key, its type, bounds, default and the words of
+#: its errors (``harness/schemas/config.schema.json``); the constants below are read from it.
+SCHEMA: dict[str, Any] = json.loads(
+    (resources.files("harness") / "schemas" / "config.schema.json").read_text(encoding="utf-8"))
+_KEYS: dict[str, Any] = SCHEMA["properties"]
 
 #: Below a year, a committed cache silently rots between releases.
-MIN_TTL_DAYS = 365
-DEFAULT_TTL_DAYS = 730
+MIN_TTL_DAYS: int = _KEYS["ttl_days"]["minimum"]
+DEFAULT_TTL_DAYS: int = _KEYS["ttl_days"]["default"]
 #: A hundred years: past it an expiry date overflows (year 9999), and no cache is meant to
 #: outlive the models it recorded; ``ttl_days = 3000000`` was an OverflowError when recording.
-MAX_TTL_DAYS = 36500
+MAX_TTL_DAYS: int = _KEYS["ttl_days"]["maximum"]
 #: Windows MAX_PATH (260) minus room for the user's checkout root.
-DEFAULT_PATH_BUDGET = 160
-
-_KNOWN_KEYS = {
-    "datasets",
-    "cache",
-    "results",
-    "ttl_days",
-    "path_budget",
-    "credentials_file",
-    "watch",
-    "requests_per_minute",
-    "allowlist",
-    "prices",
-    "require_provenance",
-}
+DEFAULT_PATH_BUDGET: int = _KEYS["path_budget"]["default"]
 #: ``require_provenance`` values (see harness/running/provenance_gate.py); ``any`` gates nothing.
-PROVENANCE_REQUIREMENTS = ("any", "provider")
+PROVENANCE_REQUIREMENTS: tuple[str, ...] = tuple(_KEYS["require_provenance"]["enum"])
 
 
 @dataclass(frozen=True)
@@ -112,92 +107,81 @@ def load_config(root: Path | None = None) -> HarnessConfig:
 
 def config_from_mapping(root: Path, section: dict[str, Any], source: Path, *,
                         declared: bool = True) -> HarnessConfig:
-    """Build a :class:`HarnessConfig` from an already-parsed ``[tool.harness]`` table."""
-    problems: list[str] = []
+    """Build a :class:`HarnessConfig` from an already-parsed ``[tool.harness]`` table.
+
+    The table is validated against :data:`SCHEMA` (every problem collected, each worded by
+    the schema with the key, the value and the fix); an invalid value takes its default so
+    the folder checks that follow still run, and all problems are raised together.
+    """
     where = f"{source} [tool.harness]"
-    unknown = sorted(set(section) - _KNOWN_KEYS)
-    for key in unknown:
-        problems.append(f"{where}: unknown key '{key}'. Known keys: {', '.join(sorted(_KNOWN_KEYS))}")
+    problems, invalid = schema_problems(section, where)
 
-    def path_of(key: str, default: str) -> Path:
-        value = section.get(key, default)
-        if not isinstance(value, str) or not value.strip():
-            problems.append(f"{where}: '{key}' must be a non-empty path string, got {value!r}")
-            value = default
-        return (root / value).resolve()
+    def value(key: str) -> Any:
+        return _KEYS[key].get("default") if key in invalid else section.get(key, _KEYS[key].get("default"))
 
-    def int_of(key: str, default: int) -> int:
-        value = section.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool):
-            problems.append(f"{where}: '{key}' must be an integer, got {value!r}")
-            return default
-        return value
-
-    ttl_days = int_of("ttl_days", DEFAULT_TTL_DAYS)
-    if ttl_days < MIN_TTL_DAYS:
-        problems.append(
-            f"{where}: ttl_days = {ttl_days} is refused: it must be at least {MIN_TTL_DAYS}. "
-            "A committed cache is read for months; a short TTL turns a quiet week into "
-            "a wall of expired entries nobody changed. Set ttl_days = 730"
-        )
-    elif ttl_days > MAX_TTL_DAYS:
-        problems.append(
-            f"{where}: ttl_days = {ttl_days} is refused: it must be at most {MAX_TTL_DAYS} (a "
-            "hundred years; a longer one overflows the expiry date of every entry, and answers "
-            "are re-recorded long before). Set ttl_days = 730"
-        )
-    path_budget = int_of("path_budget", DEFAULT_PATH_BUDGET)
-    if not 60 <= path_budget <= 259:
-        problems.append(
-            f"{where}: path_budget = {path_budget} must be between 60 and 259 "
-            "(Windows MAX_PATH is 260 including the checkout root)"
-        )
-    credentials = section.get("credentials_file", ".env.evals")
-    if not isinstance(credentials, str):
-        problems.append(f"{where}: 'credentials_file' must be a path string, got {credentials!r}")
-        credentials = ".env.evals"
-    watch = section.get("watch", [])
-    if not isinstance(watch, list) or not all(isinstance(w, str) for w in watch):
-        problems.append(f"{where}: 'watch' must be a list of glob strings, got {watch!r}")
-        watch = []
-
-    allowlist = section.get("allowlist")
-    if allowlist is not None and (not isinstance(allowlist, str) or not allowlist.strip()):
-        problems.append(f"{where}: 'allowlist' must be a non-empty path string, got {allowlist!r}")
-        allowlist = None
-
-    requests_per_minute = int_of("requests_per_minute", 0)
-    if requests_per_minute < 0:
-        problems.append(f"{where}: requests_per_minute = {requests_per_minute} must be 0 (no "
-                        "limit) or a positive number of requests per minute")
-
-    prices, price_problems = parse_prices(section.get("prices", {}), where)
-    problems.extend(price_problems)
-    require_provenance = section.get("require_provenance", "any")
-    if require_provenance not in PROVENANCE_REQUIREMENTS:
-        problems.append(f"{where}: 'require_provenance' must be one of "
-                        f"{', '.join(PROVENANCE_REQUIREMENTS)}, got {require_provenance!r}")
-        require_provenance = "any"
-
+    allowlist = value("allowlist")
     config = HarnessConfig(
         root=root,
-        datasets=path_of("datasets", "eval-datasets"),
-        cache=path_of("cache", "eval-cache"),
-        results=path_of("results", "eval-results"),
-        ttl_days=ttl_days,
-        path_budget=path_budget,
-        credentials_file=(root / credentials).resolve(),
-        watch=tuple(watch),
-        requests_per_minute=requests_per_minute,
-        prices=prices,
+        datasets=(root / value("datasets")).resolve(),
+        cache=(root / value("cache")).resolve(),
+        results=(root / value("results")).resolve(),
+        ttl_days=value("ttl_days"),
+        path_budget=value("path_budget"),
+        credentials_file=(root / value("credentials_file")).resolve(),
+        watch=tuple(value("watch")),
+        requests_per_minute=value("requests_per_minute"),
+        prices={str(model): (float(row["input"]), float(row["output"]))
+                for model, row in value("prices").items()},
         allowlist=(root / allowlist).resolve() if allowlist else None,
-        require_provenance=require_provenance,
+        require_provenance=value("require_provenance"),
         declared=declared,
     )
     problems.extend(containment_problems(config, section, where))
     if problems:
         raise ConfigError("\n  ".join(["invalid configuration:", *problems]))
     return config
+
+
+@functools.cache
+def _validator() -> Any:
+    """The schema's validator; ``integer`` excludes ``730.0`` and ``true`` (TOML has both)."""
+    from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unused-ignore]
+    from jsonschema.validators import extend  # type: ignore[import-untyped, unused-ignore]
+
+    def integer(_checker: Any, instance: Any) -> bool:
+        return isinstance(instance, int) and not isinstance(instance, bool)
+
+    checker = Draft202012Validator.TYPE_CHECKER.redefine("integer", integer)
+    return extend(Draft202012Validator, type_checker=checker)(SCHEMA)  # type: ignore[no-untyped-call, unused-ignore]
+
+
+def schema_problems(section: dict[str, Any], where: str) -> tuple[list[str], set[str]]:
+    """Every schema problem of ``[tool.harness]``, one line per key (per table item for
+    ``prices``) in the schema's words, and the keys whose value is invalid."""
+    problems: list[str] = []
+    invalid: set[str] = set()
+    said: set[tuple[str, ...]] = set()
+    for error in sorted(_validator().iter_errors(section), key=lambda e: [str(p) for p in e.absolute_path]):
+        path = [str(part) for part in error.absolute_path]
+        if not path:  # only additionalProperties fails at the top: unknown keys
+            for key in sorted(set(section) - set(_KEYS)):
+                problems.append(f"{where}: unknown key '{key}'. Known keys: {', '.join(sorted(_KEYS))}. "
+                                "Fix: remove it or fix its spelling")
+            continue
+        key, spec = path[0], _KEYS[path[0]]
+        item = path[1] if len(path) > 1 and "x-item" in spec else None
+        if (key,) in said or (key, item or "") in said:
+            continue
+        said.add((key, item or "") if item is not None else (key,))
+        invalid.add(key)
+        if item is not None:
+            text = f"{spec['x-item'].format(item=item)}, got {section[key][item]!r}"
+        elif error.validator in spec.get("x-refusal", {}) and len(path) == 1:
+            text = spec["x-refusal"][error.validator].format(value=section[key])
+        else:
+            text = f"'{key}' must be {spec['x-expected']}, got {section[key]!r}. Fix: {spec['x-fix']}"
+        problems.append(f"{where}: {text}")
+    return problems, invalid
 
 
 #: The three trees of a project, in the order their problems are reported.
