@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.assertions import REGISTRY, check_item
+from harness.assertions import check_item
 from harness.assertions.jsonpath import parse as parse_path
 from harness.assertions.jsonpath import select
 from harness.core.entities import AgentOutput, JsonObject
@@ -281,8 +281,3 @@ def _selects(output: AgentOutput, path: str) -> bool:
         return False
     found = select(output.parsed, path)
     return any(value not in (None, "", [], {}) for value in found)
-
-
-def kind_of(item: Mapping[str, Any]) -> str:
-    """The assertion kind of a valid item."""
-    return next(key for key in item if key in REGISTRY)

@@ -31,8 +31,6 @@ DEFAULT_TTL_DAYS: int = _KEYS["ttl_days"]["default"]
 MAX_TTL_DAYS: int = _KEYS["ttl_days"]["maximum"]
 #: Windows MAX_PATH (260) minus room for the user's checkout root.
 DEFAULT_PATH_BUDGET: int = _KEYS["path_budget"]["default"]
-#: ``require_provenance`` values (see harness/running/provenance_gate.py); ``any`` gates nothing.
-PROVENANCE_REQUIREMENTS: tuple[str, ...] = tuple(_KEYS["require_provenance"]["enum"])
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,6 @@ from harness.core.provenance import PROVIDER, call_source
 from harness.core.rerecord import rerecord_command
 from harness.results.record import IterationResult
 
-#: Values of ``require_provenance``; ``any`` (the default) gates nothing.
-REQUIREMENTS = ("any", "provider")
 CODE = "eval-provenance-required"
 
 
