@@ -203,17 +203,13 @@ def layers(modules: Iterable[str], edges: Iterable[Import]) -> int:
     for edge in edges:
         graph[edge.source].add(edge.target)
     depth: dict[str, int] = {}
-    for start in sorted(graph):
-        work = [start]
-        while work:
-            node = work[-1]
-            waiting = [target for target in graph[node] if target not in depth and target not in work]
-            if waiting:
-                work.extend(waiting)
-                continue
-            work.pop()
-            depth[node] = 1 + max((depth.get(target, 0) for target in graph[node]), default=0)
-    return max(depth.values(), default=0)
+
+    def visit(node: str) -> int:  # no circle, so the recursion ends (at most a chain deep)
+        if node not in depth:
+            depth[node] = 1 + max((visit(target) for target in graph[node]), default=0)
+        return depth[node]
+
+    return max((visit(module) for module in graph), default=0)
 
 
 # -- the project's own graph ---------------------------------------------------------------
@@ -316,6 +312,14 @@ def test_a_circle_hidden_behind_type_checking_is_found(tmp_path: Path) -> None:
         "  harness/core/a.py:3: harness.core.a -> harness.core.b (typing)\n"
         "  harness/core/b.py:1: harness.core.b -> harness.core.c (top)\n"
         "  harness/core/c.py:1: harness.core.c -> harness.core.a (top)")
+
+
+def test_layers_count_the_longest_chain(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {"harness/core/__init__.py": "", "harness/core/c.py": "",
+                            "harness/core/a.py": "from harness.core import b, c\n",
+                            "harness/core/b.py": "from harness.core import c\n"})
+    modules, edges = imports_of(root)
+    assert layers(modules, edges) == 3  # a -> b -> c (the package and the root import nothing)
 
 
 def test_relative_imports_and_parents_resolve_to_the_module(tmp_path: Path) -> None:
