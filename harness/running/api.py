@@ -14,8 +14,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.assertions.answer import answer_status, answer_verdicts
-from harness.assertions.counterexamples import check_counterexamples, toothless_message
 from harness.cache.layout import worst_relative_path
 from harness.cache.rerecords import (
     FailedRerecord,
@@ -27,12 +25,10 @@ from harness.cache.rerecords import (
 )
 from harness.cache.stamp import check_stamp, refuse_newer_format, stamp_path, write_stamp
 from harness.cache.store import CacheStore
-from harness.clients.caching import BoundClient
 from harness.core.clock import utc_now
-from harness.core.entities import REPLAY_FAILURES, Agent, AgentOutput, Scenario
-from harness.core.errors import CacheError, ConfigError, HarnessError, WriteFailed
+from harness.core.entities import REPLAY_FAILURES, Scenario
+from harness.core.errors import ConfigError
 from harness.documents.links import refuse_symlinks
-from harness.execute.execution import run_agent
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, load_dataset
 from harness.loading.selecting import require_selected
@@ -42,6 +38,7 @@ from harness.results.record import IterationResult
 from harness.results.recordwriter import ResultWriter
 from harness.results.runsummary import RunSummary, new_run_id
 from harness.running.factory import ClientFactory
+from harness.running.iteration import run_iteration, with_counterexamples
 from harness.running.options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY  # re-exported
 from harness.running.options import Mode as Mode  # re-exported: the mode of RunOptions
 from harness.running.options import RunOptions as RunOptions  # re-exported: the library API's options
@@ -55,7 +52,6 @@ if TYPE_CHECKING:
     from harness.running.batch import BatchRecorder
     from harness.running.plan import CallPlan
     from harness.running.progress import Progress
-    from harness.wire.binding import WireBinding
 
 class EvalSession:
     """One run, step by step: the CLI loops over it, the pytest plugin runs one item at a time.
@@ -158,7 +154,7 @@ class EvalSession:
                                            request_digest(request, encoded), wire,
                                            self.dataset.tenant_params(scenario))
             result = score_iteration(agent, request, result, output, client)  # judges, metrics
-            result = _with_counterexamples(agent, scenario, result, output)  # no model call
+            result = with_counterexamples(agent, scenario, result, output)  # no model call
             result = gate(result, requirement(agent, self.config.require_provenance),
                           self._stale_mark(scenario, iteration))
             if self.options.mutants and output is not None:  # no model call either
@@ -390,105 +386,6 @@ def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], worker
         return [future.result() for future in futures]
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
-
-
-def run_iteration(
-    agent: Agent,
-    scenario: Scenario,
-    iteration: int,
-    request: dict[str, object],
-    client: BoundClient,
-    digest: str,
-    wire: WireBinding | None = None,
-    tenant_params: dict[str, object] | None = None,
-) -> tuple[IterationResult, AgentOutput | None]:
-    """Run and assert one iteration; the output (None on a miss or error) feeds the judges.
-
-    A cache failure of a wire exchange is the iteration's verdict even when the
-    agent caught the SDK's exception; an exception the agent raised is an
-    ``error`` with its type, message and a short traceback, and the run goes on.
-    """
-    def failed(status: str, message: str) -> tuple[IterationResult, None]:
-        return IterationResult(scenario, iteration, status, message=message,  # type: ignore[arg-type]
-                               calls=tuple(client.calls), request_digest=digest), None
-
-    try:
-        output = run_agent(agent, request, client, scenario, wire, iteration=iteration,
-                           tenant_params=tenant_params)
-        _stop_for_the_wire(wire)
-    except CacheError as exc:
-        _stop_for_the_wire(wire)
-        return failed(exc.status, str(exc))
-    except WriteFailed:
-        raise  # a full or read-only disk fails every later write too: the run stops, named
-    except HarnessError as exc:
-        _stop_for_the_wire(wire)
-        return failed(*_wire_failure(wire) or ("error", str(exc)))
-    except Exception as exc:  # the agent's own code raised: a verdict, never a crash of the run
-        _stop_for_the_wire(wire)
-        return failed(*_wire_failure(wire) or ("error", agent_error(agent, exc)))
-    if (found := _wire_failure(wire)) is not None:
-        return failed(*found)
-    verdicts = tuple(answer_verdicts(agent, scenario, output))
-    calls = tuple(client.calls)
-    status, message = answer_status(scenario, verdicts)
-    return IterationResult(scenario, iteration, status, verdicts, message, calls, output.response,
-                           digest), output
-
-
-def _stop_for_the_wire(wire: WireBinding | None) -> None:
-    """Whatever the agent did with the answers it got: a failed cache write stops the run, and a
-    request queued for a batch round stops the iteration (it runs again after the batch)."""
-    if wire is None:
-        return
-    if wire.fatal is not None:
-        raise wire.fatal
-    if wire.deferred:
-        from harness.refresh.deferral import CallDeferred
-
-        raise CallDeferred(wire.deferred[0])
-
-
-def _wire_failure(wire: WireBinding | None) -> tuple[str, str] | None:
-    """The verdict the wire exchanges impose: the first cache failure, else a refused request."""
-    if wire is None:
-        return None
-    if wire.failures:
-        first = wire.failures[0]
-        more = f"\n  ({len(wire.failures) - 1} more failed exchange(s) in this iteration)" \
-            if len(wire.failures) > 1 else ""
-        return first.status, f"{first}{more}"
-    if wire.errors:
-        return "error", "\n".join(wire.errors)
-    return None
-
-
-def agent_error(agent: Agent, exc: BaseException) -> str:
-    """An exception an agent raised: its type, message and the last frames of its traceback."""
-    import traceback
-
-    frames = traceback.extract_tb(exc.__traceback__)[-_TRACEBACK_FRAMES:]
-    shown = "".join(traceback.format_list(frames)).rstrip()
-    return (f"agent {agent.name} raised {type(exc).__name__}: {exc}\n"
-            f"  traceback (most recent call last, {len(frames)} frame(s)):\n{shown}")
-
-
-#: Frames of an agent's traceback kept in its iteration record.
-_TRACEBACK_FRAMES = 4
-
-
-def _with_counterexamples(agent: Agent, scenario: Scenario, result: IterationResult,
-                          output: AgentOutput | None = None) -> IterationResult:
-    """Attach the scenario's counterexample results; a passed iteration whose scenario lets
-    a known-wrong answer through becomes ``toothless`` (no model call is made). An SDK
-    agent's counterexamples are checked against the tools its ``output`` declared on the wire."""
-    if not scenario.counterexamples:
-        return result
-    found = check_counterexamples(agent, scenario, output.wire_tools if output is not None else None)
-    message = toothless_message(found)
-    if message and result.status == "passed":
-        return replace(result, status="toothless", message=message, counterexamples=found)
-    return replace(result, counterexamples=found)
 
 
 def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:

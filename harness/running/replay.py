@@ -2,7 +2,7 @@
 
 ``check`` (the unused guard) and ``prune`` ask this module, never a second
 derivation of keys: it runs each selected scenario iteration exactly as an
-offline ``run`` does (:func:`harness.running.api.run_iteration`, then the judges), through
+offline ``run`` does (:func:`harness.running.iteration.run_iteration`, then the judges), through
 the same caching client over the same offline client, and notes every key it
 read and the first call that could not be answered. Nothing is written: the
 offline client refuses every call, and no result record is kept.
@@ -22,7 +22,7 @@ from harness.core.rerecord import Rerecord
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, Selection
 from harness.requests.key import compute_key
-from harness.running.api import run_iteration
+from harness.running.iteration import run_iteration
 from harness.running.scoring import score_iteration
 from harness.wire.binding import WireRecorder
 
