@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
-from provider_server import ProviderServer
+from provider_server import ProviderServer, Reply
 
 from harness.core.errors import ProviderError
 from harness.providers.http import Receipt, RetryPolicy, Transport
@@ -182,4 +182,20 @@ def test_behind_a_proxy_calls_go_through_the_proxy(monkeypatch: pytest.MonkeyPat
         monkeypatch.setenv("http_proxy", proxy.url)
         transport = _transport("http://provider.invalid")
         transport.post_json("chat/completions", {"model": "m"}, scenario="s")
+        assert [r.path for r in proxy.requests] == ["http://provider.invalid/v1/chat/completions"]
+
+
+def test_behind_a_proxy_a_redirect_is_refused_not_followed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proxy path keeps the no-redirect rule of the direct one: a 302 the proxy relays is a
+    provider error naming the Location, and no second request goes out (the key would go along)."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    location = "http://elsewhere.invalid/v1/chat/completions"
+    with ProviderServer(lambda received: Reply(302, "", headers={"Location": location})) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.setenv("http_proxy", proxy.url)
+        with pytest.raises(ProviderError) as info:
+            _transport("http://provider.invalid").post_json("chat/completions", {"model": "m"},
+                                                            scenario="s")
+        assert f"redirect to {location} refused" in str(info.value)
         assert [r.path for r in proxy.requests] == ["http://provider.invalid/v1/chat/completions"]
