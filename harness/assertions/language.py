@@ -5,7 +5,8 @@ every phrase list happy; only the language is wrong. Identification is done
 offline by py3langid (its model ships inside the wheel: nothing is fetched at
 run time), restricted to a candidate set, because telling six languages apart
 in a short text is far more reliable than telling ninety-seven
-(``tests/benchmarks/bench_language_id.py``: 72 of 72 short texts right).
+(``tests/benchmarks/bench_language_id.py``: 72 of 72 short texts right). The model is
+unpacked once into a cache outside the project (:mod:`harness.assertions.langmodel`).
 
 Spec: ``language: pt`` (shorthand) or ``{in: [pt, es], among: [...], min_chars: 20,
 path: ..., tool: ...}``. ``among`` is the candidate set (default: :data:`DEFAULT_AMONG`
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
+from harness.assertions.langmodel import full_identifier, identifier_for
 from harness.assertions.structured import Kind, Result, Subject, show
 from harness.assertions.text import at_label, path_lint, run_on_texts
 
@@ -32,20 +33,12 @@ DEFAULT_MIN_CHARS = 20
 _LOCK = threading.Lock()
 
 
-@lru_cache(maxsize=8)
-def _identifier(among: tuple[str, ...]) -> Any:
-    """A py3langid identifier restricted to ``among`` (the model loads once per set, ~1 s)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
-    identifier.set_languages(list(among))
-    return identifier
-
-
 def identify(text: str, among: tuple[str, ...] = DEFAULT_AMONG) -> str:
-    """The most likely language of ``text`` among ``among`` (ISO 639-1 codes)."""
+    """The most likely language of ``text`` among ``among`` (ISO 639-1 codes); the model
+    loads once per process, whatever the sets (:mod:`harness.assertions.langmodel`)."""
+    identifier = identifier_for(tuple(sorted(among)))
     with _LOCK:
-        return str(_identifier(tuple(sorted(among))).classify(text)[0])
+        return str(identifier.classify(text)[0])
 
 
 #: The 140 codes of the bundled model (a test checks them against the model), so checking
@@ -65,10 +58,8 @@ KNOWN = frozenset({
 
 
 def model_languages() -> frozenset[str]:
-    """Every code the bundled model knows (loads the model, about 1 s)."""
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier  # type: ignore[import-untyped, import-not-found, unused-ignore]
-
-    return frozenset(LanguageIdentifier.from_model_file(MODEL_FILE).nb_classes)
+    """Every code the bundled model knows (loads the model, once per process)."""
+    return frozenset(full_identifier().nb_classes)
 
 
 def _spec(raw: Any) -> dict[str, Any]:

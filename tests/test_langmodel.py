@@ -1,0 +1,108 @@
+"""The language model's unpacked copy (harness/assertions/langmodel.py).
+
+The copy must hold the wheel's arrays byte for byte (so identification cannot
+change), be found again by the next process, be rebuilt when broken, and never
+be written when the user turned it off.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from py3langid.langid import MODEL_FILE, LanguageIdentifier
+from py3langid.modelio import expand_nextmove, load_model
+
+from harness.assertions import langmodel
+
+TEXTS = {
+    "pt": "Sua viagem está reservada por três noites, com café da manhã incluído.",
+    "en": "Your trip is booked for three nights, breakfast included.",
+    "es": "Su viaje está reservado por tres noches, con el desayuno incluido.",
+    "fr": "Votre voyage est réservé pour trois nuits, petit déjeuner compris.",
+    "de": "Ihre Reise ist für drei Nächte gebucht, Frühstück inklusive.",
+}
+
+
+@pytest.fixture
+def cache_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "models"
+    monkeypatch.setenv(langmodel.CACHE_ENV, str(root))
+    return root
+
+
+def test_the_first_load_writes_the_wheels_arrays_and_the_next_maps_them(cache_root: Path) -> None:
+    unpacked = langmodel._arrays()
+    assert not isinstance(unpacked["nextmove"], np.memmap)  # made from the wheel
+    folder = langmodel.cache_folder()
+    assert folder is not None and folder.parent == cache_root
+    assert folder.name.startswith("py3langid-0.")
+    assert sorted(p.name for p in folder.iterdir()) == sorted(f"{n}.npy" for n in langmodel._ARRAYS)
+    mapped = langmodel._arrays()
+    assert isinstance(mapped["nextmove"], np.memmap)
+    ptc, pc, classes, nextmove, row, output = load_model(
+        Path(sys.modules["py3langid.langid"].__file__).parent / MODEL_FILE)
+    assert np.array_equal(mapped["ptc"], ptc) and np.array_equal(mapped["pc"], pc)
+    assert mapped["classes"].tolist() == classes
+    assert bytes(memoryview(mapped["nextmove"])) == bytes(nextmove)
+    assert mapped["nextmove_row"].tolist() == list(row)
+    assert mapped["out_feat"].tolist() == output
+    assert expand_nextmove(mapped["nextmove"], mapped["nextmove_row"]) == expand_nextmove(
+        nextmove, row)
+
+
+def test_identification_from_the_copy_is_the_wheels(cache_root: Path) -> None:
+    langmodel._arrays()  # the copy exists; the child maps it
+    among = sorted(TEXTS)
+    reference = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
+    reference.set_languages(among)
+    script = (
+        "import json, sys\n"
+        "from harness.assertions import langmodel\n"
+        "ident = langmodel.identifier_for(tuple(json.loads(sys.argv[1])))\n"
+        "assert type(ident.tk_nextmove) is memoryview, type(ident.tk_nextmove)\n"
+        "print(json.dumps([list(ident.classify(t)) for t in json.loads(sys.argv[2])]))\n"
+    )
+    import json
+
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(among),
+                           json.dumps(list(TEXTS.values()))],
+                          capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout)
+    assert found == [list(reference.classify(t)) for t in TEXTS.values()]
+    assert [language for language, _ in found] == list(TEXTS)
+
+
+def test_a_broken_copy_is_rebuilt(cache_root: Path) -> None:
+    langmodel._arrays()
+    folder = langmodel.cache_folder()
+    assert folder is not None
+    broken = folder / "nextmove.npy"
+    broken.write_bytes(broken.read_bytes()[:1000])  # an interrupted copy, a full disk
+    again = langmodel._arrays()
+    assert not isinstance(again["nextmove"], np.memmap)  # read from the wheel, not the stump
+    assert isinstance(langmodel._arrays()["nextmove"], np.memmap)
+    assert broken.stat().st_size > 30_000_000
+
+
+def test_off_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(langmodel.CACHE_ENV, "off")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert langmodel.cache_folder() is None
+    arrays = langmodel._arrays()
+    assert arrays["classes"].size == 142
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_cache_only_means_the_slow_load(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv(langmodel.CACHE_ENV, str(blocker / "models"))
+    arrays = langmodel._arrays()
+    assert arrays["classes"].size == 142
+    assert blocker.read_text(encoding="utf-8") == "not a folder"
