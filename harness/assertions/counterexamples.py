@@ -24,6 +24,7 @@ from typing import Any
 
 from harness.assertions import assertion_label
 from harness.assertions.answer import answer_verdicts
+from harness.assertions.structured import outcomes_only
 from harness.assertions.toolschema import TOOL_SCHEMA
 from harness.clients.scripted import response_of
 from harness.core.entities import Agent, AgentOutput, JsonObject, Scenario
@@ -115,7 +116,8 @@ def check_counterexamples(agent: Agent, scenario: Scenario,
     for index, item in enumerate(scenario.counterexamples):
         label = label_of(item, index)
         output = output_of(agent, item, f"{scenario.id} counterexample {label!r}", wire_tools)
-        verdicts = answer_verdicts(agent, scenario, output)
+        with outcomes_only():  # only which assertions reject is kept: no reason is worded
+            verdicts = answer_verdicts(agent, scenario, output)
         # a crash is no verdict on the answer: it does not catch the known-wrong answer
         rejected = tuple(v.assertion for v in verdicts if v.outcome == "reject" and not v.crashed)
         let_through = tuple(name for name in item.get("rejected_by") or () if name not in rejected)

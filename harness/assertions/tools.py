@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.assertions.structured import LABEL_LIMIT, Kind, Result, Subject, json_equal, show
+from harness.assertions.structured import (
+    LABEL_LIMIT,
+    Kind,
+    Result,
+    Subject,
+    json_equal,
+    label_quote,
+    show,
+)
 from harness.core.entities import ToolCall
 
 
@@ -69,7 +77,7 @@ def _check_tool_not_called(spec: Any, subject: Subject) -> Result:
 
 
 def _tool_args_label(spec: Any) -> str:
-    return f"tool_args {spec['name']} {show(spec['args'], LABEL_LIMIT)}"
+    return f"tool_args {spec['name']} {label_quote(spec['args'], LABEL_LIMIT)}"
 
 
 def mismatch(expected: Any, actual: Any, where: str = "args") -> str | None:

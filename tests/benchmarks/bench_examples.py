@@ -5,6 +5,7 @@ Not a test (pytest does not collect this folder): run it by hand.
     python tests/benchmarks/bench_examples.py                    # this tree, 7 repetitions
     python tests/benchmarks/bench_examples.py --against /old/tree   # before/after, interleaved
     python tests/benchmarks/bench_examples.py --profile          # top functions by cumulative time
+    python tests/benchmarks/bench_examples.py --profile --profiler pyinstrument   # sampled tree
     python tests/benchmarks/bench_examples.py --agent open-question --agent ...   # a subset
 
 The committed examples (``pyproject.toml``, ``eval-datasets/``, ``eval-cache/``)
@@ -69,6 +70,16 @@ if mode == "profile":
     sys.stdout = real
     pstats.Stats(profiler, stream=real).sort_stats("cumulative").print_stats(int(sys.argv[6]))
     raise SystemExit(0)
+if mode == "pyinstrument":
+    from pyinstrument import Profiler
+    profiler = Profiler(interval=0.0005)
+    profiler.start()
+    code = cli.main(argv)
+    profiler.stop()
+    sys.stdout = real
+    print(profiler.output_text(unicode=True, color=False, show_all=False,
+                               time="percent_of_total"))
+    raise SystemExit(0)
 wall0, cpu0 = time.perf_counter(), time.process_time()
 code = cli.main(argv)
 cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
@@ -113,6 +124,9 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true", help="print the top functions and stop")
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--profiler", choices=("cprofile", "pyinstrument"), default="cprofile",
+                        help="--profile with cProfile (exact counts, inflates Python-heavy code) "
+                             "or pyinstrument (sampling, proportions closer to the real run)")
     parser.add_argument("--agent", action="append", default=[],
                         help="run only this agent, as run --agent (repeatable)")
     args = parser.parse_args()
@@ -127,8 +141,9 @@ def main() -> int:
             path.write_text(child(tree, project, "", "probe", agents=agents), encoding="utf-8")
             lists[name] = str(path)
         if args.profile:
-            print(f"cProfile of the run work (imports done first), {measure.load()}\n")
-            print(child("", project, lists["this tree"], "profile", (str(args.top),), agents))
+            mode = "profile" if args.profiler == "cprofile" else "pyinstrument"
+            print(f"{args.profiler} of the run work (imports done first), {measure.load()}\n")
+            print(child("", project, lists["this tree"], mode, (str(args.top),), agents))
             return 0
         print(f"python {sys.version.split()[0]}; {measure.load()}; {args.repeat} repetitions, "
               "interleaved, rotated, primed; agents: "
