@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["any_needle", "fold", "needle_finder", "has_word_characters"]
+__all__ = ["fold", "needle_finder", "has_word_characters"]
 
 #: A case boundary inside a word: lower to upper (``statusSummary``), and the last capital of
 #: a run before a lower-case letter (``HTTPServer``). Never after a digit: an upper-case hash
@@ -65,26 +65,6 @@ def has_word_characters(term: str) -> bool:
 def needle_finder(term: str) -> Finder:
     """A finder of ``term`` in a text already passed through :func:`fold` (one per term: the
     same lists are checked on every iteration and every generated mutant)."""
-    compiled = re.compile(_needle_pattern(term))
-
-    def find(text: str) -> tuple[int, int] | None:
-        match = compiled.search(text)
-        return (match.start(), match.end()) if match else None
-
-    return find
-
-
-@lru_cache(maxsize=1024)
-def any_needle(terms: tuple[str, ...]) -> Callable[[str], bool]:
-    """Whether any of ``terms`` is in a folded text, in one search: a term list passes in almost
-    every answer, and one alternation costs less than a search per term (a regex search
-    finds an alternation wherever it finds any of its branches, so the answer is the same)."""
-    compiled = re.compile("|".join(f"(?:{_needle_pattern(term)})" for term in terms))
-    return lambda text: compiled.search(text) is not None
-
-
-def _needle_pattern(term: str) -> str:
-    """The regex of one term in a folded text (see the module's rules)."""
     folded = fold(term)
     words = folded.split(" ")
     pattern = " ?".join(re.escape(word) for word in words)
@@ -95,4 +75,10 @@ def _needle_pattern(term: str) -> str:
         pattern += "(?: |$)"
     if _SEPARATORS.match(plain[:1]):
         pattern = "(?:^| )" + pattern
-    return pattern
+    compiled = re.compile(pattern)
+
+    def find(text: str) -> tuple[int, int] | None:
+        match = compiled.search(text)
+        return (match.start(), match.end()) if match else None
+
+    return find
