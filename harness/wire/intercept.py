@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from harness.wire import tls
 from harness.wire.binding import NetworkRefused, Pending, WireBinding
 from harness.wire.exchange import WireAnswer, WireRequest, api_of
 
@@ -128,6 +129,7 @@ def _patch(module: Any) -> None:
 
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
+    tls.install(module, current)  # clients built in an offline iteration share one TLS context
 
 
 def _begin(binding: WireBinding, api: str, wire: WireRequest) -> WireAnswer | Pending:

@@ -68,7 +68,10 @@ if mode == "profile":
     profiler = cProfile.Profile()
     code = profiler.runcall(cli.main, argv)
     sys.stdout = real
-    pstats.Stats(profiler, stream=real).sort_stats("cumulative").print_stats(int(sys.argv[6]))
+    if os.environ.get("BENCH_PSTATS"):  # for print_callers and friends
+        profiler.dump_stats(os.environ["BENCH_PSTATS"])
+    order = os.environ.get("BENCH_SORT", "cumulative")  # or tottime
+    pstats.Stats(profiler, stream=real).sort_stats(order).print_stats(int(sys.argv[6]))
     raise SystemExit(0)
 if mode == "pyinstrument":
     from pyinstrument import Profiler
