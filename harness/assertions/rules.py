@@ -169,33 +169,6 @@ def substitute(value: Any, params: Mapping[str, Any]) -> tuple[Any, list[str]]:
     return walk(value), missing
 
 
-_PARAMLESS: dict[int, tuple[Any, bool]] = {}
-
-
-def _has_params(item: JsonObject) -> bool:
-    """Whether any string in ``item`` refers to a ``{{param}}`` (memoised per item object,
-    which the memo holds so that its ``id`` is not reused)."""
-    held = _PARAMLESS.get(id(item))
-    if held is not None and held[0] is item:
-        return held[1]
-    found = _any_param(item)
-    if len(_PARAMLESS) > 4096:
-        _PARAMLESS.clear()
-    _PARAMLESS[id(item)] = (item, found)
-    return found
-
-
-def _any_param(node: Any) -> bool:
-    """The strings :func:`substitute` would look at, searched for a reference."""
-    if isinstance(node, str):
-        return _PARAM.search(node) is not None
-    if isinstance(node, Mapping):
-        return any(_any_param(item) for item in node.values())
-    if isinstance(node, list):
-        return any(_any_param(item) for item in node)
-    return False
-
-
 def merge_layers(*layers: Sequence[Rule]) -> tuple[Rule, ...]:
     """Agent then tenant rules; a tenant rule replaces the agent rule of its name in place."""
     merged: dict[str, Rule] = {}
@@ -250,9 +223,7 @@ def resolve_rules(rules: Sequence[Rule], data: Mapping[str, Any], file: Path,
                 f"'{rule.name}', which would replace it without a reason",
                 f"rename the item, or add opt_out: [{{rule: {rule.name}, reason: ...}}]"))
             continue
-        # a rule without a {{param}} resolves to itself in every scenario: not copied again
-        item, missing = ((rule.item, []) if not _has_params(rule.item)
-                         else substitute(rule.item, params))
+        item, missing = substitute(rule.item, params)
         bad = [f"{{{{{p}}}}} is not defined" for p in missing] or _checked_item(item)
         if bad:
             problems.extend(Problem(file, "params", f"{rule.origin} rule '{rule.name}': {reason}",
