@@ -47,9 +47,11 @@ SHORT_HASH = 7
 Finder = Callable[[str], tuple[int, int] | None]
 
 
+@lru_cache(maxsize=1024)
 def fold(text: str) -> str:
     """The canonical spelling of ``text``: NFKC, camel case split, casefolded, one space per
-    run of separators, trimmed."""
+    run of separators, trimmed. Memoised: every term list of an answer's items folds the same
+    field again (a str caches its hash, so a hit costs a dictionary look-up)."""
     text = unicodedata.normalize("NFKC", text)
     text = _CAMEL.sub(" ", text)
     text = unicodedata.normalize("NFKC", text.casefold())

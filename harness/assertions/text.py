@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -233,7 +233,7 @@ def _check_contains(raw: Any, subject: Subject) -> Result:
     finders = _finders(values, spec, default_fold=False)
 
     def test(text: str) -> tuple[bool, str]:
-        hits = _search(finders, text, spec)
+        hits = list(_search(finders, text, spec))
         found = [v for v, hit in hits if hit is not None]
         missing = [v for v, hit in hits if hit is None]
         if mode == "all" and missing:
@@ -297,20 +297,19 @@ def _terms(values: tuple[str, ...], folding: bool, form: _Form | None,
 
 
 def _search(terms: list[_Term], text: str,
-            spec: dict[str, Any]) -> list[tuple[str, tuple[str, int, int] | None]]:
-    """Each term with where it was found: (the text searched, start, end), or ``None``."""
+            spec: dict[str, Any]) -> Iterator[tuple[str, tuple[str, int, int] | None]]:
+    """Each term with where it was found: (the text searched, start, end), or ``None``; lazily,
+    so ``not_contains`` stops searching at its first hit."""
     prepared = _prepare(text, spec)
     folded: str | None = None
-    found: list[tuple[str, tuple[str, int, int] | None]] = []
     for value, finder, on_folded in terms:
         if on_folded and not isinstance(finder, str):
             folded = fold(text) if folded is None else folded
             span = finder(folded)
-            found.append((value, (folded, span[0], span[1]) if span else None))
+            yield value, ((folded, span[0], span[1]) if span else None)
         else:
             at = prepared.find(str(finder))
-            found.append((value, (prepared, at, at + len(str(finder))) if at >= 0 else None))
-    return found
+            yield value, ((prepared, at, at + len(str(finder))) if at >= 0 else None)
 
 
 # --- regex ------------------------------------------------------------------------
