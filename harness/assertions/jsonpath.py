@@ -136,16 +136,28 @@ def select_with_paths(doc: Any, path: str | tuple[Step, ...]) -> list[tuple[str,
     Concrete paths let a reject reason say *which* element failed
     (``questions[2].options``) rather than only the pattern that was asked for.
     """
+    return [(_formatted(prefix), value) for prefix, value in _select(doc, path)]
+
+
+def _select(doc: Any, path: str | tuple[Step, ...]) -> list[tuple[tuple[Step, ...], Any]]:
     steps = parse(path) if isinstance(path, str) else path
     found: list[tuple[tuple[Step, ...], Any]] = [((), doc)]
     for step in steps:
         found = [item for prefix, value in found for item in _step(prefix, value, step)]
-    return [(format_steps(prefix), value) for prefix, value in found]
+    return found
+
+
+@lru_cache(maxsize=4096)
+def _formatted(steps: tuple[Step, ...]) -> str:
+    """:func:`format_steps`, once per concrete path: the same few paths are reached in every
+    answer and counterexample."""
+    return format_steps(steps)
 
 
 def select(doc: Any, path: str | tuple[Step, ...]) -> list[Any]:
-    """Every value selected by ``path`` in ``doc`` (empty when nothing matches)."""
-    return [value for _, value in select_with_paths(doc, path)]
+    """Every value selected by ``path`` in ``doc`` (empty when nothing matches); the concrete
+    paths are not rendered (nobody reads them here)."""
+    return [value for _, value in _select(doc, path)]
 
 
 def _step(
