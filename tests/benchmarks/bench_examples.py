@@ -6,6 +6,7 @@ Not a test (pytest does not collect this folder): run it by hand.
     python tests/benchmarks/bench_examples.py --against /old/tree   # before/after, interleaved
     python tests/benchmarks/bench_examples.py --profile          # top functions by cumulative time
     python tests/benchmarks/bench_examples.py --profile --profiler pyinstrument   # sampled tree
+    BENCH_SORT=tottime BENCH_PSTATS=/tmp/run.pstats python tests/benchmarks/bench_examples.py --profile
     python tests/benchmarks/bench_examples.py --agent open-question --agent ...   # a subset
 
 The committed examples (``pyproject.toml``, ``eval-datasets/``, ``eval-cache/``)
