@@ -57,6 +57,9 @@ def load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None = None) 
 
 #: Entrypoints loaded by this process, by (entrypoint, project root, agent folder).
 _LOADED: dict[tuple[str, Path, Path | None], PythonAgent] = {}
+#: The same, by (entrypoint, agent folder) as :func:`run_agent` asks each iteration: deriving
+#: the root's path and hashing two new paths cost ~15 us of every replayed iteration.
+_AGENT_ENTRYPOINTS: dict[tuple[str, Path], PythonAgent] = {}
 
 
 def _load_entrypoint(entrypoint: str, root: Path, agent_dir: Path | None) -> PythonAgent:
@@ -134,7 +137,10 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
         return _with_exchanges(parse_output(agent, answer_response(text)), wire)
     if not agent.entrypoint:
         return run_declared_agent(agent, request, client, scenario)
-    function = load_entrypoint(agent.entrypoint, agent.directory.parent.parent, agent.directory)
+    function = _AGENT_ENTRYPOINTS.get((agent.entrypoint, agent.directory))
+    if function is None:  # the project root (two folders up) is resolved on the first call only
+        function = _AGENT_ENTRYPOINTS[(agent.entrypoint, agent.directory)] = load_entrypoint(
+            agent.entrypoint, agent.directory.parent.parent, agent.directory)
     old_kind = takes_client(function)
     with _bound(wire):
         if old_kind:

@@ -206,8 +206,10 @@ class WireBinding:
             call = ChatCall(call.scenario_id, call.iteration, call.provider, call.model,
                             {**canonical, "repeat": repeat})
         key = base if not repeat else compute_key(call)
-        with recorder._lock:
-            earlier = recorder.materialised.get(key)
+        earlier = None
+        if recorder.materialised:  # empty in every run but a --batch or --resume one
+            with recorder._lock:
+                earlier = recorder.materialised.get(key)
         if earlier is not None:  # written by this run (an earlier batch round): counted then
             return self._read_back(api, call, key, started, earlier, base=base)
         if not recorder.refresh:

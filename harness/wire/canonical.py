@@ -42,6 +42,7 @@ UNKEYED_FIELDS = frozenset({"user", "metadata", "safety_identifier", "prompt_cac
 _ID_FIELDS = frozenset({"id", "call_id", "tool_call_id", "tool_use_id"})
 #: Conversation fields, per API: the list of turns the ids live in.
 _CONVERSATION = ("messages", "input")
+_KEYED = frozenset(KEYED_HEADERS)
 
 
 class WireRefused(Exception):
@@ -78,7 +79,11 @@ def canonical_request(api: str, request: WireRequest,
             options[name] = value
     canonical: JsonObject = {"api": api, "messages": conversation, "tools": body.get("tools") or [],
                              "options": options}
-    headers = {name: value for name in KEYED_HEADERS if (value := request.header(name)) is not None}
+    headers: dict[str, str] = {}
+    for name, value in reversed(request.headers):  # one pass, the first value of a name wins; keys
+        # are written sorted, so the order here never shows
+        if name in _KEYED:
+            headers[name] = value
     if headers:
         canonical["headers"] = headers
     return model, canonical

@@ -160,7 +160,9 @@ def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: 
 
 def _wire_request(request: Any) -> WireRequest:
     url = request.url
-    headers = tuple((name.lower(), value) for name, value in request.headers.multi_items())
+    raw = request.headers
+    encoding = raw.encoding  # looked up once (``multi_items`` asks twice per header)
+    headers = tuple((name.decode(encoding).lower(), value.decode(encoding)) for name, value in raw.raw)
     return WireRequest(request.method, str(url), url.path, url.host, headers, request.read())
 
 
