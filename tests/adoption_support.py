@@ -23,7 +23,12 @@ try:
 except ImportError:  # Windows: no shared lock, each xdist worker builds its own wheelhouse
     fcntl = None  # type: ignore[assignment]
 
-from conftest import REPO_ROOT
+#: The checkout (not conftest's, so CI can build the wheelhouse as a script, before the
+#: harness is installed: ``python tests/adoption_support.py FOLDER``).
+REPO_ROOT = Path(__file__).resolve().parent.parent
+#: A folder where CI built the wheelhouse beside its first step (.ci/run); used when it holds
+#: one for the current source, otherwise the session builds its own as ever.
+PREBUILT = "HARNESS_TEST_WHEELHOUSES"
 
 #: What the wheelhouse holds besides the harness and its dependencies: a build backend for
 #: the adopter's own project and the test runner of its unit tests.
@@ -98,6 +103,15 @@ def shared_wheelhouse(session_root: Path) -> Path:
     return wheels
 
 
+def session_wheelhouse(session_root: Path) -> Path:
+    """The wheelhouse the adoption tests use: in the folder :data:`PREBUILT` names when it is
+    set (CI started the build there while it installed the project; a build still under way
+    is waited for through the lock, one for older sources is never used: the folder is named
+    by the source digest), else in ``session_root``."""
+    prebuilt = os.environ.get(PREBUILT)
+    return shared_wheelhouse(Path(prebuilt) if prebuilt else session_root)
+
+
 def harness_wheel(wheelhouse: Path) -> Path:
     (wheel,) = wheelhouse.glob("offline_evals-*.whl")
     return wheel
@@ -170,3 +184,7 @@ def git(cwd: Path, *args: str) -> str:
     done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True,
                           check=True, timeout=120)
     return done.stdout.strip()
+
+
+if __name__ == "__main__":
+    print(shared_wheelhouse(Path(sys.argv[1])))
