@@ -201,12 +201,12 @@ def wheelhouse(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     """The harness wheel and every wheel the adoption tests install, built once per session
     and shared by every xdist worker of it (tests/adoption_support.py: the only step that may
     use the package index)."""
-    from adoption_support import shared_wheelhouse
+    from adoption_support import session_wheelhouse
 
     base = tmp_path_factory.getbasetemp()
     # an xdist worker's base is <session>/popen-gwN; their parent is the session's own
     session_root = base.parent if hasattr(request.config, "workerinput") else base
-    return shared_wheelhouse(session_root)
+    return session_wheelhouse(session_root)
 
 
 @pytest.fixture

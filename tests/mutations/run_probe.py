@@ -12,21 +12,26 @@ fail, SURVIVED when they pass. An unmutated copy runs every selected mutation's
 tests once, in one pytest process, beside the mutants: they must pass, or the
 probe's verdicts would mean nothing (then no verdict is printed and it exits 1).
 
-Not collected by the default ``pytest`` run (it takes about a minute, it runs
-pytest in subprocesses); CI or a reviewer runs it directly. Exit code 0 when
+Each pytest run is a child forked from the probe, which has already imported
+pytest and the third-party libraries (:data:`PRELOAD`) but nothing of the
+checkout, so a run skips the half second of imports every fresh interpreter
+pays and still imports ``harness`` and the tests from its own copy.
+
+Not collected by the default ``pytest`` run (it runs pytest in child processes,
+about half a minute on two cores); CI or a reviewer runs it directly. Exit code 0 when
 every mutation is killed, 1 otherwise.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +62,7 @@ MUTATIONS = (
              "harness/documents/atomic.py", "            _replace_folder(temp, final, hook)\n",
              "            shutil.copytree(temp, final, dirs_exist_ok=True)\n"
              "            hook('renamed', final)\n",
-             ("tests/test_atomic_write.py",)),
+             ("tests/test_atomic_write.py::test_the_final_folder_is_the_temporary_folder_renamed_not_a_copy",)),
     Mutation("no-configured-key-redaction", "stop redacting the configured key from provider messages",
              "harness/providers/http.py", "text = text.replace(secret, REDACTED)", "text = text",
              ("tests/test_guarantees.py::test_a_configured_key_of_any_shape_is_redacted_from_provider_errors",)),
@@ -76,29 +81,32 @@ MUTATIONS = (
              "(the old key derivation)",
              "harness/running/replay.py", "keys = frozenset(c.key for c in client.calls if c.cache_hit)",
              "keys = frozenset(c.key for c in client.calls[:1] if c.cache_hit)",
-             ("tests/test_unused_replay.py",)),
+             ("tests/test_unused_replay.py::test_python_agent_second_call_is_referenced_and_survives_prune",)),
     Mutation("classify-failed-iterations", "entries of an iteration that does not replay are classified",
              "harness/check/unused.py", "if (entry.scenario_id, entry.iteration) in failed:", "if False:",
-             ("tests/test_unused_replay.py",)),
+             ("tests/test_unused_replay.py::test_a_judge_miss_keeps_the_iteration_unclassified",
+              "tests/test_unused_replay.py::test_force_prunes_the_rest_and_keeps_every_entry_of_an_iteration_that_does_not_replay")),
     Mutation("prune-never-refuses", "prune removes while a selected scenario does not replay",
              "harness/check/prune.py", "if usage.failures and not force:", "if False:",
-             ("tests/test_unused_replay.py",)),
+             ("tests/test_unused_replay.py::test_force_prunes_the_rest_and_keeps_every_entry_of_an_iteration_that_does_not_replay",
+              "tests/test_unused_replay.py::test_judge_entries_of_a_corrupt_agent_entry_are_never_pruned")),
     Mutation("prune-sweeps-parked-entries", "prune deletes an old entry parked by a killed replacement",
              "harness/check/prune.py", "if final is not None and temp.is_dir()", "if False and temp.is_dir()",
-             ("tests/test_prune_parked.py",)),
+             ("tests/test_prune_parked.py::test_prune_restores_an_entry_parked_by_a_killed_replacement",)),
     Mutation("hint-not-glob-escaped", "the --scenario value of a hint is not glob-escaped",
              "harness/core/rerecord.py", "return glob.escape(scenario_id)", "return scenario_id",
-             ("tests/test_unused_replay.py",)),
+             ("tests/test_unused_replay.py::test_a_printed_miss_hint_works_verbatim",)),
     Mutation("hint-not-quoted", "the re-record command is not shell-quoted",
              "harness/core/rerecord.py", "return shlex.join(words)", 'return " ".join(words)',
-             ("tests/test_unused_replay.py",)),
+             ("tests/test_unused_replay.py::test_a_printed_miss_hint_works_verbatim",
+              "tests/test_unused_replay.py::test_an_expired_hint_works_verbatim")),
     Mutation("naive-timestamps-accepted", "a timestamp without a zone is accepted",
              "harness/cache/verify.py", "if moment.tzinfo is None:", "if False:",
-             ("tests/test_entry_hostile.py",)),
+             ("tests/test_entry_hostile.py::test_a_hostile_entry_is_the_same_named_reason_in_run_and_check",)),
     Mutation("symlinks-allowed-in-run", "run does not refuse symbolic links in the cache",
              "harness/running/api.py",
              "refuse_symlinks(config.cache, config.relative(config.cache), config.relative)", "None",
-             ("tests/test_entry_hostile.py",)),
+             ("tests/test_entry_hostile.py::test_a_committed_symlink_in_the_cache_is_refused_by_run_and_check",)),
     # issue 19, item 13: survivors of every earlier test run, each now killed by one test
     Mutation("request-context-dropped", "a scenario's context is left out of the request",
              "harness/requests/request.py", "    if scenario.context is not None:\n", "    if False:\n",
@@ -170,44 +178,131 @@ def _copy_tree(target: Path) -> None:
     shutil.copy2(ROOT / "pyproject.toml", target / "pyproject.toml")
 
 
-def _run_tests(tree: Path, tests: tuple[str, ...]) -> tuple[bool, float, str]:
-    """Run ``tests`` against the code in ``tree``; (passed, seconds, output)."""
+#: Third-party modules a probe's pytest run imports anyway, imported once in the probe's own
+#: process so each forked run starts with them (never ``harness`` or the tests: those must come
+#: from the mutated copy, so the probe imports nothing of this checkout).
+PRELOAD = ("pytest", "_pytest.pytester", "hypothesis", "hypothesis.strategies", "yaml",
+           "jsonschema", "httpx", "tabulate", "diskcache", "lxml.etree")
+
+
+#: pytest warns that a plugin imported before it started cannot have its asserts rewritten:
+#: hypothesis's own asserts, preloaded on purpose; a test module's asserts are rewritten as ever.
+_PRELOADED_PLUGINS = tuple(
+    f"ignore:Module already imported so cannot be rewritten; {name}:pytest.PytestAssertRewriteWarning"
+    for name in ("hypothesis", "_hypothesis_globals"))
+
+
+def _command(tests: tuple[str, ...]) -> list[str]:
+    filters = [arg for name in _PRELOADED_PLUGINS for arg in ("-W", name)]
+    return ["-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", *filters, *tests]
+
+
+def _environment(tree: Path) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONDONTWRITEBYTECODE": "1"}
     env.pop("GITHUB_STEP_SUMMARY", None)
-    started = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                           "-p", "no:randomly", *tests], cwd=tree, env=env, capture_output=True,
-                          text=True, timeout=600)
-    return done.returncode == 0, time.perf_counter() - started, done.stdout + done.stderr
+    return env
 
 
-def baseline(selected: list[Mutation]) -> tuple[bool, str]:
-    """Every selected mutation's tests on one unmutated copy, in one process: (passed, output).
+def _pytest_in_child(tree: Path, tests: tuple[str, ...], log: Path) -> None:
+    """In a forked child: pytest on ``tests`` with ``tree`` first on the path; never returns.
 
-    One run instead of one per mutation (the copies are identical before they are mutated, so
-    each mutation's own baseline run proved the same thing, once per mutation)."""
-    tests = tuple(dict.fromkeys(t for m in selected for t in m.tests))
-    with tempfile.TemporaryDirectory(prefix="harness-baseline-") as temp:
-        tree = Path(temp)
-        _copy_tree(tree)
-        passed, _, output = _run_tests(tree, tests)
-        return passed, output
+    What a fresh ``python -m pytest`` in ``tree`` with ``PYTHONPATH=tree`` would see: the
+    environment (inherited by every process a test starts), the working folder, no bytecode
+    written, ``tree`` ahead of the installed checkout on ``sys.path``."""
+    code = 70  # EX_SOFTWARE: the child crashed before pytest said anything
+    try:
+        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        environment = _environment(tree)
+        os.environ.clear()
+        os.environ.update(environment)
+        os.chdir(tree)
+        sys.dont_write_bytecode = True
+        sys.path.insert(0, str(tree))
+        import pytest
+
+        code = int(pytest.main(_command(tests)))
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
 
 
-def probe(mutation: Mutation) -> tuple[str, float]:
-    """``killed`` or ``SURVIVED``, and the seconds the mutant's tests took."""
-    with tempfile.TemporaryDirectory(prefix="harness-mutant-") as temp:
-        tree = Path(temp)
-        _copy_tree(tree)
-        path = tree / mutation.file
-        text = path.read_text(encoding="utf-8")
-        count = text.count(mutation.original)
-        if count != 1:
-            raise SystemExit(f"{mutation.name}: the original text occurs {count} times in "
-                             f"{mutation.file}; update the probe")
-        path.write_text(text.replace(mutation.original, mutation.mutated), encoding="utf-8")
-        passed, seconds, _ = _run_tests(tree, mutation.tests)
-        return ("SURVIVED" if passed else "killed"), seconds
+@dataclass
+class _Job:
+    """One pytest run of a mutant (or the baseline) in its own copy of the tree."""
+
+    key: str
+    tests: tuple[str, ...]
+    temp: tempfile.TemporaryDirectory[str]
+    started: float = 0.0
+
+    @property
+    def tree(self) -> Path:
+        return Path(self.temp.name) / "tree"
+
+    @property
+    def log(self) -> Path:
+        return Path(self.temp.name) / "pytest.log"
+
+
+def _run_all(jobs: list[_Job], parallel: int) -> dict[str, tuple[bool, float, str]]:
+    """Every job's pytest run, ``parallel`` at once: {key: (passed, seconds, output)}.
+
+    Each run is a child forked from this process, which has imported :data:`PRELOAD` (about
+    half a second of every fresh ``python -m pytest``) and nothing of the checkout; this
+    process runs no thread, so the fork copies no held lock. Without ``os.fork`` (Windows)
+    each run is a fresh ``python -m pytest`` instead."""
+    results: dict[str, tuple[bool, float, str]] = {}
+    if not hasattr(os, "fork"):
+        for job in jobs:
+            started = time.perf_counter()
+            done = subprocess.run([sys.executable, "-m", "pytest", *_command(job.tests)],
+                                  cwd=job.tree, env=_environment(job.tree), capture_output=True,
+                                  text=True, timeout=600)
+            results[job.key] = (done.returncode == 0, time.perf_counter() - started,
+                                done.stdout + done.stderr)
+        return results
+    for name in PRELOAD:
+        with contextlib.suppress(ImportError):  # not installed: a run imports what it needs
+            __import__(name)
+    waiting: list[_Job] = list(jobs)
+    running: dict[int, _Job] = {}
+    while waiting or running:
+        while waiting and len(running) < parallel:
+            job = waiting.pop(0)
+            job.started = time.perf_counter()
+            pid = os.fork()
+            if pid == 0:
+                _pytest_in_child(job.tree, job.tests, job.log)
+            running[pid] = job
+        pid, status = os.wait()
+        job = running.pop(pid)
+        output = job.log.read_text(encoding="utf-8", errors="replace")
+        results[job.key] = (os.waitstatus_to_exitcode(status) == 0,
+                            time.perf_counter() - job.started, output)
+    return results
+
+
+def _mutate(tree: Path, mutation: Mutation) -> None:
+    """Apply ``mutation`` to the copy in ``tree``; refuse when its original text is not there
+    exactly once (a refactor moved it: the probe must be updated, not go quiet)."""
+    path = tree / mutation.file
+    text = path.read_text(encoding="utf-8")
+    count = text.count(mutation.original)
+    if count != 1:
+        raise SystemExit(f"{mutation.name}: the original text occurs {count} times in "
+                         f"{mutation.file}; update the probe")
+    path.write_text(text.replace(mutation.original, mutation.mutated), encoding="utf-8")
+
+
+def _prepared(key: str, tests: tuple[str, ...], mutation: Mutation | None) -> _Job:
+    job = _Job(key, tests, tempfile.TemporaryDirectory(prefix=f"harness-{key}-"))
+    _copy_tree(job.tree)
+    if mutation is not None:
+        _mutate(job.tree, mutation)
+    return job
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -222,24 +317,31 @@ def main(argv: list[str] | None = None) -> int:
         for m in selected:
             print(f"{m.name:32} {m.file:28} {m.what}")
         return 0
+    # The baseline: every selected mutation's tests on one unmutated copy, in one run (the
+    # copies are identical before they are mutated, so a baseline per mutation would prove the
+    # same thing once per mutation). It goes first, being the longest; the mutants, each in
+    # its own copy, fill in beside it. Every copy is made (and mutated) before any test runs,
+    # so a mutation whose text moved stops the probe at once.
+    baseline_tests = tuple(dict.fromkeys(t for m in selected for t in m.tests))
+    jobs = [_prepared("baseline", baseline_tests, None)]
+    try:
+        jobs += [_prepared(m.name, m.tests, m) for m in selected]
+        results = _run_all(jobs, max(1, args.jobs))
+    finally:
+        for job in jobs:
+            job.temp.cleanup()
+    passed, _, output = results["baseline"]
+    if not passed:
+        print(output[-4000:])
+        print("baseline failed: the unmutated tree fails the mutations' own tests, "
+              "so no verdict would mean anything")
+        return 1
     outcomes = []
-    # the baseline and each mutation run in their own copy of the tree, side by side, one per
-    # core; the verdicts are printed in their listed order once the baseline has passed
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        clean = pool.submit(baseline, selected)
-        verdicts = [pool.submit(probe, mutation) for mutation in selected]
-        passed, output = clean.result()
-        if not passed:
-            for future in verdicts:
-                future.cancel()
-            print(output[-4000:])
-            print("baseline failed: the unmutated tree fails the mutations' own tests, "
-                  "so no verdict would mean anything")
-            return 1
-        for mutation, future in zip(selected, verdicts, strict=True):
-            verdict, seconds = future.result()
-            outcomes.append(verdict)
-            print(f"{verdict:15} {mutation.name:32} {seconds:5.1f}s  {mutation.what}", flush=True)
+    for mutation in selected:
+        survived, seconds, _ = results[mutation.name]
+        verdict = "SURVIVED" if survived else "killed"
+        outcomes.append(verdict)
+        print(f"{verdict:15} {mutation.name:32} {seconds:5.1f}s  {mutation.what}", flush=True)
     killed = outcomes.count("killed")
     print(f"\n{killed} of {len(outcomes)} mutation(s) killed")
     return 0 if killed == len(outcomes) else 1
