@@ -294,3 +294,24 @@ def test_the_journal_lives_outside_the_committed_cache(project: Project, server:
     assert not any(p.suffix in (".db", ".db-wal") for p in project.cache.rglob("*"))
     gitignore = (REPO_ROOT / ".gitignore").read_text()
     assert "eval-results/" in gitignore
+
+
+def test_threads_taking_their_first_claims_at_once_all_get_them(tmp_path: Path) -> None:
+    journal = Journal(tmp_path / "journal")
+    shutil.rmtree(journal._claims.directory)  # as if deleted under a running journal
+    taken: list[str] = []
+    start = threading.Barrier(16)
+
+    def take(index: int) -> None:
+        start.wait()
+        with journal.claim(f"k{index}", wait_s=2):
+            taken.append(f"k{index}")
+
+    threads = [threading.Thread(target=take, args=(i,)) for i in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert sorted(taken) == sorted(f"k{i}" for i in range(16))
+    assert list(journal._claims.held()) == []
+    journal.close()

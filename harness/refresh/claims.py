@@ -52,7 +52,7 @@ class Claims:
         self._ttl_s = ttl_s
         self._takeover = takeover
         self._host = socket.gethostname()
-        self._made = False
+        self.directory.mkdir(parents=True, exist_ok=True)
 
     def path(self, key: str) -> str:
         """The claim file of ``key``."""
@@ -67,18 +67,17 @@ class Claims:
         path = self.path(key)
         token = f"{self._host} {os.getpid()} {secrets.token_hex(4)}"
         data = token.encode("utf-8")
-        for _ in range(2):  # the second time after a dead holder's claim was removed
+        for attempt in range(3):  # again after a dead holder's claim was removed, or the folder
             try:
                 handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
             except FileExistsError:
                 if not self._remove_dead(path):
                     return None
                 continue
-            except FileNotFoundError:
-                if self._made:
+            except FileNotFoundError:  # the folder was deleted under a running journal
+                if attempt:
                     raise
                 self.directory.mkdir(parents=True, exist_ok=True)
-                self._made = True
                 continue
             try:
                 os.write(handle, data)
