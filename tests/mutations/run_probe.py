@@ -54,8 +54,8 @@ MUTATIONS = (
              "temp = target\n        os.makedirs(temp, exist_ok=True)",
              ("tests/test_atomic_write.py",)),
     Mutation("write-in-place-no-rename", "copy the temporary folder into place instead of renaming it",
-             "harness/documents/atomic.py", "            _replace_folder(temp, final, hook)\n",
-             "            shutil.copytree(temp, final, dirs_exist_ok=True)\n"
+             "harness/documents/atomic.py", "            _replace_folder(temp, target, hook)\n",
+             "            shutil.copytree(temp, target, dirs_exist_ok=True)\n"
              "            hook('renamed', final)\n",
              ("tests/test_atomic_write.py",)),
     Mutation("no-configured-key-redaction", "stop redacting the configured key from provider messages",
