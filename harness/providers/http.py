@@ -298,6 +298,10 @@ class Transport:
         self._hints = dict(status_hints or {})
         self._diagnose = diagnose
         self.observer = observer
+        self._urls: dict[str, str] = {}
+        """``path`` -> its URL (every call of a run posts to the same one or two)."""
+        self._targets: dict[str, str] = {}
+        """URL -> its request target (path and query), for the kept-alive connections."""
         self._pool: object = _UNDECIDED
         """The kept-alive connections (or None behind a proxy), decided at the first call."""
         self._opener: Any = None
@@ -311,7 +315,7 @@ class Transport:
         ``receipt`` (when given) is filled in as attempts are made, so a caller
         knows what the call cost even when it fails.
         """
-        url = join_url(self.base_url, path)
+        url = self._urls.get(path) or self._urls.setdefault(path, join_url(self.base_url, path))
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         attempts = max(1, self.policy.max_attempts)
         receipt = receipt if receipt is not None else Receipt()
@@ -451,8 +455,12 @@ class Transport:
 
         from harness.providers.pool import ConnectFailed
 
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        target = self._targets.get(url)
+        if target is None:
+            parts = urllib.parse.urlsplit(url)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            if len(self._targets) < 64:  # batch polls and downloads name ids in their URLs
+                self._targets[url] = target
         try:
             status, body, got = connections.exchange(method, target, data, headers, deadline, _read)
         except ConnectFailed as failed:

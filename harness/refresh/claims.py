@@ -96,10 +96,13 @@ class Claims:
     def holder(self, path: str) -> str | None:
         """The token in a claim file (None: no such file)."""
         try:
-            with open(path, "rb") as handle:
-                return handle.read(256).decode("utf-8", errors="replace")
+            handle = os.open(path, os.O_RDONLY)
         except FileNotFoundError:
             return None
+        try:
+            return os.read(handle, 256).decode("utf-8", errors="replace")
+        finally:
+            os.close(handle)
 
     def held(self) -> Iterator[str]:
         """The claim files present (for tests and diagnostics)."""
