@@ -153,3 +153,55 @@ def test_a_truncated_chunked_answer_is_a_transient_failure_and_the_connection_is
         assert exchange(connections)[1] == b"ok"
         connections.close()
     assert seen == [1, 2]
+
+
+def _request_bytes(factory: type[http.client.HTTPConnection], headers: dict[str, str]) -> bytes:
+    """The bytes a connection of ``factory`` sends for one POST, as a server receives them."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    got: list[bytes] = []
+
+    def take() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            data = b""
+            while not data.endswith(b"{}"):
+                more = conn.recv(65536)
+                if not more:
+                    return  # the client gave up before its body (a refused header)
+                data += more
+            got.append(data)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+
+    thread = threading.Thread(target=take, daemon=True)
+    thread.start()
+    connection = factory("127.0.0.1", listener.getsockname()[1], timeout=5)
+    try:
+        connection.connect()  # before any header, so the server thread always ends
+        connection.request("POST", "/v1/chat/completions", b"{}", headers)
+        assert connection.getresponse().read() == b"ok"
+    finally:
+        connection.close()
+        thread.join(5)
+        port = listener.getsockname()[1]
+        listener.close()
+    return got[0].replace(b":%d\r\n" % port, b":PORT\r\n", 1)  # the Host line names the port
+
+
+def test_a_request_is_sent_byte_for_byte_as_http_client_sends_it_each_time() -> None:
+    from harness.providers.headers import HTTPConnection
+
+    headers = {"Content-Type": "application/json", "Authorization": "Bearer t0ken", "X-Caf": "caf\xe9"}
+    stdlib = _request_bytes(http.client.HTTPConnection, headers)
+    assert _request_bytes(HTTPConnection, headers) == stdlib  # first: validated by http.client
+    assert _request_bytes(HTTPConnection, headers) == stdlib  # then: the lines it accepted
+
+
+@pytest.mark.parametrize("name, value", [("X-Key", "a\r\nInjected: 1"), ("X-Key", "a\nb"),
+                                          (" Leading", "v"), ("X-Key:", "v")])
+def test_a_bad_header_is_refused_even_after_a_good_one_of_the_same_name_was_sent(
+        name: str, value: str) -> None:
+    from harness.providers.headers import HTTPConnection
+
+    _request_bytes(HTTPConnection, {"X-Key": "good"})
+    with pytest.raises(ValueError, match="Invalid header"):
+        _request_bytes(HTTPConnection, {name: value})

@@ -13,7 +13,8 @@ are ``http.client``'s (line length, header count).
 :class:`Response` is ``http.client.HTTPResponse`` with that parser in ``begin``
 (the rest of ``begin`` follows the standard library's: 100-continue, version,
 chunked, ``will_close``, ``Content-Length``); reading the body, chunked or not,
-is the standard library's code.
+is the standard library's code. A request header line ``http.client`` has
+validated once is not validated again (:func:`_put_checked`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import email.parser
 import http.client
 import re
+from collections.abc import Callable
 from typing import Any
 
 __all__ = ["HTTPConnection", "HTTPSConnection", "Response", "parse_headers"]
@@ -106,13 +108,48 @@ class Response(http.client.HTTPResponse):
             self.will_close = True  # no length and not chunked: the body ends when it closes
 
 
+#: Header lines ``http.client`` has validated once: ``(name, value)`` -> the bytes it sent.
+_CHECKED: dict[tuple[str, str], bytes] = {}
+_CHECKED_MAX = 256
+
+
+def _put_checked(conn: http.client.HTTPConnection, original: Callable[..., None], header: str | bytes,
+                 values: tuple[Any, ...]) -> None:
+    """``putheader`` that validates a ``(name, value)`` pair once per process, not per request.
+
+    ``http.client`` runs two regular expressions over every header of every request (a
+    provider call sends seven, the same seven each time): a pair it accepted once is sent
+    again as the very bytes it sent then. Anything else goes through ``http.client``
+    (which refuses a bad name or a value with a line break, as before). A cached line
+    skips only ``http.client``'s check that headers come before the body, which the pool
+    cannot break: it sends every request through ``request()``.
+    """
+    if len(values) == 1 and type(header) is str and type(values[0]) is str:
+        pair = (header, values[0])
+        line = _CHECKED.get(pair)
+        if line is not None:
+            conn._output(line)  # type: ignore[attr-defined]
+            return
+        original(header, *values)
+        if len(_CHECKED) < _CHECKED_MAX:
+            _CHECKED[pair] = header.encode("ascii") + b": " + values[0].encode("latin-1")
+        return
+    original(header, *values)
+
+
 class HTTPConnection(http.client.HTTPConnection):
-    """``http.client.HTTPConnection`` answering with :class:`Response`."""
+    """``http.client.HTTPConnection`` answering with :class:`Response`; headers checked once."""
 
     response_class = Response
+
+    def putheader(self, header: str | bytes, *values: Any) -> None:
+        _put_checked(self, super().putheader, header, values)
 
 
 class HTTPSConnection(http.client.HTTPSConnection):
-    """``http.client.HTTPSConnection`` answering with :class:`Response`."""
+    """``http.client.HTTPSConnection`` answering with :class:`Response`; headers checked once."""
 
     response_class = Response
+
+    def putheader(self, header: str | bytes, *values: Any) -> None:
+        _put_checked(self, super().putheader, header, values)
