@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from datetime import UTC, datetime
 
@@ -9,7 +10,16 @@ import pytest
 from provider_server import TEST_KEY, ProviderServer, Reply, openai_answer
 
 from harness.core.errors import ProviderError
-from harness.providers.http import RetryPolicy, Transport, excerpt, join_url, parse_retry_after, redact
+from harness.providers.http import (
+    RetryPolicy,
+    Transport,
+    excerpt,
+    join_url,
+    may_hold_secret,
+    parse_retry_after,
+    redact,
+    scrub_answer,
+)
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.02, retry_after_cap_s=0.2)
 
@@ -122,3 +132,39 @@ def test_redaction_and_urls() -> None:
                     "chat/completions") == ("https://x.openai.azure.com/openai/deployments/d/"
                                             "chat/completions?api-version=2024-10-21")
     assert join_url("http://h:1/v1/", "/chat/completions") == "http://h:1/v1/chat/completions"
+
+
+#: A configured key of 32 characters without an sk- prefix (assembled here, never a real one).
+PLAIN_KEY = "".join("abcdefghijklmnopqrstuvwxyz012345"[(5 * i + 1) % 32] for i in range(32))
+ESCAPED = "".join(f"\\u{ord(c):04x}" for c in PLAIN_KEY)
+
+
+@pytest.mark.parametrize("body", [
+    '{"note": "' + PLAIN_KEY + '"}',  # as it is
+    '{"note": "' + ESCAPED + '"}',  # every character a \\u escape
+    '{"note": "x' + ESCAPED[:6] + PLAIN_KEY[1:] + 'y"}',  # one character escaped
+    '{"' + PLAIN_KEY + '": 1}',  # a key of an object
+    '{"note": "sk-' + "A" * 20 + '"}',  # the sk- shape, whatever key is configured
+    '{"note": "\\u0073k-' + "A" * 20 + '"}',  # the sk- shape behind an escape
+], ids=["plain", "all-escaped", "one-escaped", "object-key", "sk-shape", "sk-escaped"])
+def test_an_answer_is_scrubbed_whatever_escapes_spell_the_key(server: ProviderServer, body: str) -> None:
+    server.answer = lambda received: Reply(200, body.encode("ascii"))
+    transport = Transport(server.url + "/v1", label="test", headers={}, secrets=(PLAIN_KEY,),
+                          timeout_s=5)
+    answer = transport.post_json("chat/completions", {}, scenario="a/t/s")
+    text = json.dumps(answer, ensure_ascii=False)
+    assert PLAIN_KEY not in text and "sk-AAAA" not in text and "[REDACTED]" in text
+
+
+def test_answers_the_walk_would_leave_unchanged_are_the_only_ones_not_walked() -> None:
+    keys = (PLAIN_KEY, "short", "with/slash" * 3, 'with"quote' * 3)
+    bodies = [b'{"a": "plain answer", "b": [1, 2.5, null, true], "c": {"d": "e\\n\\"f\\""}}',
+              b'{"content": "{\\"answer\\": \\"yes\\"}"}', b'{"a": "caf\xc3\xa9"}', b"[]",
+              b'{"a": "with/slash with/slash with/slash"}', b'{"a": "with\\/slash"}']
+    for body in bodies:
+        for secrets in ((), (PLAIN_KEY,), keys):
+            decoded = json.loads(body.decode("utf-8"))
+            if not may_hold_secret(body, secrets):
+                assert scrub_answer(decoded, secrets) == decoded
+    assert may_hold_secret(b'{"a": "with\\/slash"}', ("with/slash" * 3,))  # not a plain key: walked
+    assert not may_hold_secret(b'{"content": "{\\"answer\\": \\"yes\\"}"}', (PLAIN_KEY,))

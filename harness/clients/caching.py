@@ -9,8 +9,9 @@ never implicit.
 With a :class:`~harness.refresh.journal.Journal` (recording against a real
 provider), a paid answer is journaled before it is materialised, and an answer
 already journaled by an interrupted run is materialised without paying again.
-Whatever was recorded, the caller gets the response read back from the entry,
-so a recording run gives the verdicts an offline replay of it would give.
+Whatever was recorded, the caller gets the response parsed from the entry's
+payload bytes as a replay parses them, so a recording run gives the verdicts an
+offline replay of it would give.
 
 Every recorded entry carries its provenance (:mod:`harness.clients.provenance`)
 and every call record says how its answer was obtained and what it cost; a
@@ -181,10 +182,10 @@ class CachingClient:
             response, receipt = self._ask(call, key, started)
             obtained = self._obtained()
             recorded_as = self._provenance(call, obtained, response, receipt)
-            self.store.write(call, key, response, now, recorded_as)
+            recorded = self.store.write_read(call, key, response, now, recorded_as)
             source: Source = "provider"
         else:
-            response, source, receipt, recorded_as = self._through_journal(
+            response, source, receipt, recorded_as, recorded = self._through_journal(
                 self.journal, call, key, now, started)
             if source == "cache":  # another process recorded it while we waited for the claim
                 if self.ledger is not None:
@@ -194,7 +195,6 @@ class CachingClient:
         with self._lock:
             self.written += 1
             self._materialised[key] = source
-        recorded = self.store.read(call, key, now).response
         usage = response.usage if source in ("provider", "batch") else Usage()
         return recorded, self._record(key, False, started, call, absent_reason, source, usage,
                                       obtained=obtained, receipt=receipt, provenance=recorded_as)
@@ -232,13 +232,14 @@ class CachingClient:
 
     def _through_journal(
         self, journal: Journal, call: ChatCall, key: str, now: datetime, started: float
-    ) -> tuple[ChatResponse, Source, Receipt | None, JsonObject | None]:
-        """Claim the key, reuse a journaled answer or pay and journal, then materialise."""
+    ) -> tuple[ChatResponse, Source, Receipt | None, JsonObject | None, ChatResponse]:
+        """Claim the key, reuse a journaled answer or pay and journal, then materialise; the
+        last item is the answer as the entry's replay parses it."""
         with journal.claim(key):
             if not self.refresh:
                 try:
                     entry = self.store.read(call, key, now)
-                    return entry.response, "cache", None, entry.provenance
+                    return entry.response, "cache", None, entry.provenance, entry.response
                 except EntryAbsent:
                     pass
             found = journal.lookup(key)
@@ -260,10 +261,10 @@ class CachingClient:
                 source = "provider"
             recorded_as = self._provenance(call, _OBTAINED[source], response, receipt)
             self.store.sweep_temporaries(call, key)
-            self.store.write(call, key, response, now, recorded_as)
+            recorded = self.store.write_read(call, key, response, now, recorded_as)
             with self._lock:
                 self.journaled.append(key)
-            return response, source, receipt, recorded_as
+            return response, source, receipt, recorded_as, recorded
 
     def bind(self, scenario_id: str, iteration: int) -> BoundClient:
         """A client for one scenario iteration, as handed to an agent implementation."""

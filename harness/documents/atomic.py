@@ -38,24 +38,42 @@ def _nothing(step: str, path: Path) -> None:
 
 
 def write_folder(final: Path, files: Mapping[str, bytes], *, on_step: StepHook | None = None) -> Path:
-    """Create (or replace) the folder ``final`` holding exactly ``files``, atomically."""
+    """Create (or replace) the folder ``final`` holding exactly ``files``, atomically.
+
+    Plain ``os`` calls on strings: every recorded call writes one of these, and
+    ``pathlib`` built a dozen path objects per entry on top of the system calls.
+    """
     hook = on_step or _nothing
-    parent = final.parent
+    target = os.fspath(final)
+    parent, name = os.path.split(target)
     with named_write_errors(final, "cache entry"):
-        parent.mkdir(parents=True, exist_ok=True)
-        temp = parent / f"{TEMP_PREFIX}{final.name}-{secrets.token_hex(3)}"
-        temp.mkdir()
+        _make_parents(parent)
+        temp = f"{parent}/{TEMP_PREFIX}{name}-{secrets.token_hex(3)}"
+        os.mkdir(temp)
     try:
         with named_write_errors(final, "cache entry"):
-            hook("temp-created", temp)
-            for name, data in files.items():
-                _write_bytes(temp / name, data)
-                hook("file-written", temp / name)
-            _replace_folder(temp, final, hook)
+            if on_step is not None:
+                hook("temp-created", Path(temp))
+            for file_name, data in files.items():
+                _write_bytes(f"{temp}/{file_name}", data)
+                if on_step is not None:
+                    hook("file-written", Path(temp, file_name))
+            _replace_folder(temp, target, hook)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
     return final
+
+
+def _make_parents(folder: str) -> None:
+    """``folder`` and its missing parents (one ``mkdir`` when only the last one is missing)."""
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        if not os.path.isdir(folder):
+            raise
+    except FileNotFoundError:
+        os.makedirs(folder, exist_ok=True)
 
 
 def write_file(final: Path, data: bytes, *, on_step: StepHook | None = None) -> Path:
@@ -156,21 +174,29 @@ def _pretty(value: Any, out: list[str], newline: str) -> None:
         raise _NotPlain
 
 
-def _write_bytes(path: Path, data: bytes) -> None:
-    with open(path, "xb") as handle:  # a fresh temporary name: never follows or reuses anything
-        handle.write(data)
+def _write_bytes(path: str | Path, data: bytes) -> None:
+    # a fresh temporary name (O_EXCL): never follows or reuses anything
+    handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(handle, view):]
+    finally:
+        os.close(handle)
 
 
-def _replace_folder(temp: Path, final: Path, hook: StepHook) -> None:
+def _replace_folder(temp: str, final: str, hook: StepHook) -> None:
     """Rename ``temp`` to ``final``; an old ``final`` is moved aside first, then removed."""
-    if not final.exists():
+    if not os.path.exists(final):
         os.replace(temp, final)
-        hook("renamed", final)
+        if hook is not _nothing:
+            hook("renamed", Path(final))
         return
-    old = final.parent / f"{TEMP_PREFIX}old-{final.name}-{secrets.token_hex(3)}"
+    parent, name = os.path.split(final)
+    old = f"{parent}/{TEMP_PREFIX}old-{name}-{secrets.token_hex(3)}"
     os.replace(final, old)
-    hook("moved-aside", old)
+    hook("moved-aside", Path(old))
     os.replace(temp, final)
-    hook("renamed", final)
+    hook("renamed", Path(final))
     shutil.rmtree(old, ignore_errors=True)
-    hook("old-removed", old)
+    hook("old-removed", Path(old))

@@ -192,6 +192,32 @@ def scrub_answer(value: Any, secrets: Iterable[str] = ()) -> Any:
     return walk(value)
 
 
+def may_hold_secret(body: bytes, secrets: Iterable[str] = ()) -> bool:
+    """Whether :func:`scrub_answer` could change anything in the JSON decoded from ``body``.
+
+    Without a ``\\u`` escape in the raw bytes, a decoded string holds a letter, digit,
+    ``_`` or ``-`` only where the raw bytes hold it (the other escapes stand for quotes,
+    slashes and control characters), so an ``sk-`` shape, or a configured key made of
+    such characters, is in a decoded string only if its bytes are in ``body``. Any
+    other key (with a quote, slash or control character) says True: the walk decides.
+    Answers the walk would leave unchanged (nearly all) are not walked: the walk was a
+    sixth of an exchange's CPU.
+    """
+    if b"\\u" in body or b"sk-" in body:
+        return True
+    for secret in secrets:
+        if len(secret) < MIN_SECRET_CHARS:
+            continue
+        if not _PLAIN_SECRET.fullmatch(secret) or secret.encode("utf-8") in body:
+            return True
+    return False
+
+
+#: A configured key :func:`may_hold_secret` can look for in raw JSON bytes (no character
+#: that has a short JSON escape, no control character).
+_PLAIN_SECRET = re.compile(r"[^\x00-\x1f\x7f\"\\/]+")
+
+
 def excerpt(body: bytes | str, secrets: Iterable[str] = (), limit: int = EXCERPT_CHARS) -> str:
     """At most ``limit`` characters of a body, whitespace collapsed, secrets redacted first."""
     text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
@@ -272,6 +298,10 @@ class Transport:
         self._hints = dict(status_hints or {})
         self._diagnose = diagnose
         self.observer = observer
+        self._urls: dict[str, str] = {}
+        """``path`` -> its URL (every call of a run posts to the same one or two)."""
+        self._targets: dict[str, str] = {}
+        """URL -> its request target (path and query), for the kept-alive connections."""
         self._pool: object = _UNDECIDED
         """The kept-alive connections (or None behind a proxy), decided at the first call."""
         self._opener: Any = None
@@ -285,7 +315,7 @@ class Transport:
         ``receipt`` (when given) is filled in as attempts are made, so a caller
         knows what the call cost even when it fails.
         """
-        url = join_url(self.base_url, path)
+        url = self._urls.get(path) or self._urls.setdefault(path, join_url(self.base_url, path))
         data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
         attempts = max(1, self.policy.max_attempts)
         receipt = receipt if receipt is not None else Receipt()
@@ -425,8 +455,12 @@ class Transport:
 
         from harness.providers.pool import ConnectFailed
 
-        parts = urllib.parse.urlsplit(url)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        target = self._targets.get(url)
+        if target is None:
+            parts = urllib.parse.urlsplit(url)
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            if len(self._targets) < 64:  # batch polls and downloads name ids in their URLs
+                self._targets[url] = target
         try:
             status, body, got = connections.exchange(method, target, data, headers, deadline, _read)
         except ConnectFailed as failed:
@@ -487,6 +521,8 @@ class Transport:
                 scenario, f"HTTP {reply.status} but the body is not valid JSON ({exc}): "
                           f"{excerpt(reply.body, self._secrets)}", 1, final=False,
                 paid=receipt.attempts) from None
+        if not may_hold_secret(reply.body, self._secrets):
+            return answer  # scrub_answer would return it unchanged
         return scrub_answer(answer, self._secrets)
 
     def _error(self, scenario: str, problem: str, attempts: int, *, final: bool = True,

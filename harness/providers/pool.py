@@ -24,6 +24,11 @@ ordinary transient failure of the attempt.
 Only used when no proxy applies to the base URL (``HTTPS_PROXY``, ``NO_PROXY``):
 a proxied call keeps the urllib opener, which speaks to proxies as the
 environment says.
+
+The response headers are parsed by :mod:`harness.providers.headers` instead of
+the ``email`` package (a third of ``http.client``'s work per answer); everything
+else of the answer (status line, chunked bodies, ``Content-Length``, keep-alive)
+is ``http.client``'s own.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from harness.providers.headers import HTTPConnection, HTTPSConnection
 from harness.providers.opener import Deadline
 
 __all__ = ["KEEP", "ConnectFailed", "Connections"]
@@ -56,8 +62,7 @@ class Connections:
     """The kept-alive connections to one ``scheme://netloc``; safe to share between threads."""
 
     def __init__(self, scheme: str, netloc: str, timeout_s: float) -> None:
-        self._factory = (http.client.HTTPSConnection if scheme == "https"
-                         else http.client.HTTPConnection)
+        self._factory = HTTPSConnection if scheme == "https" else HTTPConnection
         self._netloc = netloc
         self._timeout_s = timeout_s
         self._idle: list[http.client.HTTPConnection] = []

@@ -25,10 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-import secrets
-import socket
 import sqlite3
-import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -42,6 +39,7 @@ from harness.cache.verify import response_from_json
 from harness.core.clock import utc_now
 from harness.core.entities import ChatCall, ChatResponse, JsonObject
 from harness.core.errors import ProviderError
+from harness.refresh.claims import Claims
 from harness.refresh.jsondisk import ForeignRow, open_state, state_error
 from harness.wire.exchange import APIS, WireAnswer
 
@@ -86,8 +84,8 @@ class Journal:
         self.resume = resume
         self._ttl_s = ttl_s
         self._cache = open_state(directory, "journal", CONSEQUENCE)
-        self._host = socket.gethostname()
         self._turn = _turn_of(directory)
+        self._claims = Claims(directory, ttl_s=CLAIM_TTL_S, takeover=self._takeover)
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -225,22 +223,19 @@ class Journal:
     def claim(self, key: str, *, wait_s: float = CLAIM_TTL_S) -> Iterator[None]:
         """Hold ``key`` across processes while its answer is paid for and written.
 
-        A claim left by a dead process on this host is taken over at once; one
-        from another host lapses after :data:`CLAIM_TTL_S`.
+        A claim is a file (:mod:`harness.refresh.claims`), not a row: taking and
+        dropping it writes nothing to the database. A claim left by a dead process on
+        this host is taken over at once; one from another host lapses after
+        :data:`CLAIM_TTL_S`.
         """
-        name = f"claim:{key}"
-        token = f"{self._host} {os.getpid()} {secrets.token_hex(4)}"
         deadline = time.monotonic() + wait_s
-        while True:  # the lock is taken per attempt, never across the sleep
-            with self._guard():
-                if self._cache.add(name, token, expire=CLAIM_TTL_S, retry=True):
-                    break
-                holder = self._cache.get(name, retry=True)
-                if isinstance(holder, str) and self._holder_dead(holder):
-                    with self._cache.transact(retry=True):
-                        if self._cache.get(name) == holder:
-                            self._cache.delete(name)
-                    continue
+        while True:
+            try:
+                token = self._claims.try_take(key)
+            except OSError as exc:
+                raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
+            if token is not None:
+                break
             if time.monotonic() > deadline:
                 raise ProviderError(f"another process has been recording this call for "
                                     f"{wait_s:.0f}s (journal claim {key[:16]}); try again later")
@@ -248,25 +243,13 @@ class Journal:
         try:
             yield
         finally:
-            with self._guard(), self._cache.transact(retry=True):
-                if self._cache.get(name) == token:
-                    self._cache.delete(name)
+            self._claims.release(key, token)
 
-    def _holder_dead(self, holder: str) -> bool:
-        host, _, rest = holder.partition(" ")
-        pid_text = rest.partition(" ")[0]
-        if host != self._host or not pid_text.isdigit() or sys.platform == "win32":
-            return False  # cannot tell (on Windows os.kill(pid, 0) would end the process)
-        pid = int(pid_text)
-        if pid == os.getpid():
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False
-        return False
+    @contextmanager
+    def _takeover(self) -> Iterator[None]:
+        """A write transaction of the database: the cross-process lock of a claim takeover."""
+        with self._guard(), self._cache.transact(retry=True):
+            yield
 
     def close(self) -> None:
         """Close the underlying database handles."""
