@@ -466,7 +466,7 @@ class _Loader:
             tool_results=dict(tool_results) if tool_results else _EMPTY,
             counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
-            review=dict(data.get("review") or {}),
+            review=dict(review) if (review := data.get("review")) else _EMPTY,  # most have none
             equivalent_mutants=self._agent_equivalents + tuple(data.get("equivalent_mutants") or ()),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
