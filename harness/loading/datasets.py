@@ -132,6 +132,8 @@ class _Loader:
         self.cache_rel = config.relative(config.cache)
         self._agent: Agent | None = None
         self._items: dict[str, CheckedItem] = {}
+        self._linted: dict[str, list[str]] = {}
+        """:func:`check_item`'s reasons by the ``repr`` of the item (a pure function of it)."""
         self._agent_rules: tuple[Rule, ...] = ()
         self._agent_equivalents: tuple[JsonObject, ...] = ()
         self._tenant_rules: dict[tuple[str, str], tuple[Rule, ...]] = {}
@@ -424,11 +426,16 @@ class _Loader:
             elif "input" not in data and "messages" not in data:
                 problems.append(Problem(file, "input", "is missing (and so is messages)",
                                         "add input: <the user's request> or a messages list"))
+        texts: list[str] = []
         if not problems and isinstance(data, dict):
             for index, item in enumerate(data.get("expect", [])):
+                texts.append(text := repr(item))  # equal reprs of JSON values are equal values
+                reasons = self._linted.get(text)
+                if reasons is None:  # most scenarios repeat items others already had checked
+                    reasons = self._linted[text] = check_item(item, schema_checked=True)
                 problems.extend(Problem(file, f"expect[{index}]", reason,
                                         see("formats", "Assertions"))
-                                for reason in check_item(item, schema_checked=True))
+                                for reason in reasons)
             inherited, rule_problems = self._inherited(tenant, file, data)
             problems.extend(rule_problems)
             if not problems:
@@ -451,14 +458,15 @@ class _Loader:
             context=data.get("context"),
             params=dict(params) if params else _EMPTY,
             iterations=data.get("iterations", 1),
-            expect=tuple(self._shared(item) for item in data.get("expect", []))
+            expect=tuple(self._shared(item, text=text) for item, text in zip(data.get("expect", []), texts,
+                                                                            strict=True))
             + tuple(self._shared(item, origin, when) for item, origin, when in inherited),
             judge=self._judges(file, data.get("judge")),
             tags=tuple(sys.intern(t) for t in data.get("tags", [])),
             tool_results=dict(tool_results) if tool_results else _EMPTY,
             counterexamples=tuple(data.get("counterexamples", ())),
             rubric=self._scenario_rubric(file, tenant, data.get("rubric")),
-            review=dict(data.get("review") or {}),
+            review=dict(review) if (review := data.get("review")) else _EMPTY,  # most have none
             equivalent_mutants=self._agent_equivalents + tuple(data.get("equivalent_mutants") or ()),
         )
         worst = worst_relative_path(self.cache_rel, scenario.id, scenario.iterations)
@@ -472,11 +480,13 @@ class _Loader:
         return scenario
 
     def _shared(self, item: JsonObject, origin: str = "scenario",
-                when: JsonObject | None = None) -> CheckedItem:
+                when: JsonObject | None = None, *, text: str | None = None) -> CheckedItem:
         """A checked expect item; equal items of different scenarios share one object (a
         dataset of 50,000 scenarios repeats most of its assertions, and every scenario of
-        an agent repeats the rules it declares once)."""
-        text = repr((item, origin, when))  # equal reprs of JSON values are equal values
+        an agent repeats the rules it declares once). ``text``: the item's ``repr``, when the
+        caller has it."""
+        # equal reprs of JSON values are equal values; the tuple's repr, built from its parts
+        text = f"({text if text is not None else repr(item)}, {origin!r}, {when!r})"
         found = self._items.get(text)
         if found is None:
             found = self._items[text] = CheckedItem(item, origin=origin, when=when)

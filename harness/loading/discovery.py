@@ -88,10 +88,13 @@ def list_folder(folder: Path, *, scenarios: bool) -> Listing:
         path = folder / entry.name
         if entry.is_symlink():
             continue
-        try:
-            kind = special_kind(entry.stat(follow_symlinks=False).st_mode)
-        except OSError:  # gone since the listing
-            continue
+        if entry.is_file(follow_symlinks=False) or entry.is_dir(follow_symlinks=False):
+            kind = None  # the type came with the listing: no stat of every scenario file
+        else:  # no type in the listing, or a special file: ask the file system which
+            try:
+                kind = special_kind(entry.stat(follow_symlinks=False).st_mode)
+            except OSError:  # gone since the listing
+                continue
         if kind is not None:
             problems.append(Problem(path, "", f"is {kind}; only regular files and folders may be "
                                     "under the datasets, and it is not opened (reading one can "

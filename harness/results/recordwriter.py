@@ -25,6 +25,9 @@ from harness.results.record import IterationResult
 from harness.results.runsummary import RunSummary
 
 RESULTS_DIR = "results"
+#: The encoder of a records line, built once: ``json.dumps(record, ensure_ascii=False)`` builds
+#: this very encoder on every call (same bytes).
+_LINE = json.JSONEncoder(ensure_ascii=False)
 RUN_FILE = "run.json"
 RECORDS_FILE = "records.jsonl"
 
@@ -55,7 +58,7 @@ class ResultWriter:
         with self._lock:
             self._lines += 1
             record["transcript_line"] = self._lines
-            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            line = (_LINE.encode(record) + "\n").encode("utf-8")
             with named_write_errors(self.records_file, "run record"):  # a full disk: named
                 handle = self._handle
                 if handle is None:

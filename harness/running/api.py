@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -114,7 +114,16 @@ class EvalSession:
 
     def plan(self) -> list[tuple[Scenario, int]]:
         """Every selected (scenario, iteration) pair, in dataset order."""
-        return [(s, i) for s in self.scenarios for i in range(self.iterations_of(s))]
+        return list(self.pairs())
+
+    def pairs(self) -> Iterator[tuple[Scenario, int]]:
+        """:meth:`plan` one pair at a time (an offline run of 50,000 scenarios need not hold a
+        list of them beside the scenarios)."""
+        return ((s, i) for s in self.scenarios for i in range(self.iterations_of(s)))
+
+    def planned(self) -> int:
+        """How many iterations :meth:`plan` holds."""
+        return sum(self.iterations_of(s) for s in self.scenarios)
 
     def call_plan(self) -> CallPlan:
         """What this run would call, before any call (see :mod:`harness.running.plan`)."""
@@ -303,19 +312,21 @@ def run_evals(
 def _run_session(session: EvalSession, on_result: Callable[[IterationResult], None] | None,
                  progress: Progress | None, on_note: Callable[[str], None],
                  on_plan: Callable[[CallPlan], None] | None = None) -> RunSummary:
-    plan = session.plan()
+    offline = session.options.mode == "offline"
+    plan: list[tuple[Scenario, int]] = [] if offline else session.plan()  # offline: one at a time
+    planned = session.planned()
     if session.options.mode != "offline" and (on_plan is not None
                                               or session.options.max_calls is not None):
         call_plan = session.call_plan()
         if on_plan is not None:
             on_plan(call_plan)
         call_plan.check_budget(session.options.max_calls)  # before any call
-    session.ledger.planned(len(plan))
+    session.ledger.planned(planned)
     session.note_journal(on_note)
     if progress is not None:
-        progress.start(len(plan), session.ledger)
+        progress.start(planned, session.ledger)
     try:
-        workers = min(session.options.concurrency, len(plan))
+        workers = min(session.options.concurrency, planned)
         if session.options.batch:
             from harness.running.batch import run_batched
 
@@ -326,8 +337,8 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
                 session.summary.results.append(result.slim())
                 if on_result is not None:
                     on_result(result)
-        elif session.options.mode == "offline" or workers <= 1:
-            for scenario, iteration in plan:
+        elif offline or workers <= 1:
+            for scenario, iteration in session.pairs():
                 result = session.run_one(scenario, iteration)
                 if progress is not None:
                     progress.advance(result)

@@ -14,7 +14,7 @@ from typing import Any
 
 from harness.assertions.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.clients.caching import BoundClient
-from harness.core.entities import Agent, AgentOutput, JsonObject, JudgeScore
+from harness.core.entities import Agent, AgentOutput, JsonObject, JudgeScore, RubricResult
 from harness.core.provenance import sources_by_purpose
 from harness.graded.honesty import honest
 from harness.judges import JUDGE, evaluate_judges, not_evaluated
@@ -31,24 +31,27 @@ def score_iteration(agent: Agent, request: JsonObject, result: IterationResult,
     judges: tuple[JudgeScore, ...] = ()
     judge_ties: dict[str, str | None] = {}
     rubric_ties: dict[str, str | None] = {}
+    graded = bool(scenario.judge or scenario.rubric)  # most scenarios of a big dataset: neither
     if output is None:
         judges = not_evaluated(scenario, "the agent produced no output to judge")
-    else:
+    elif graded:
         try:
             judges = evaluate_judges(scenario, request, output, client, ties=judge_ties)
         except CallDeferred as exc:
             deferred = exc
     expected = expected_decision(scenario, agent.decision_path)
     actual = actual_decision(output, agent.decision_path) if agent.output == "json" else None
-    try:
-        rubric = grade_rubric(scenario, request, output, client, expected=expected, actual=actual,
-                              ties=rubric_ties)
-    except CallDeferred as exc:
-        deferred = exc
+    rubric: tuple[RubricResult, ...] = ()
+    if graded:
+        try:
+            rubric = grade_rubric(scenario, request, output, client, expected=expected,
+                                  actual=actual, ties=rubric_ties)
+        except CallDeferred as exc:
+            deferred = exc
     if deferred is not None:
         raise deferred
     sources = sources_by_purpose(client.calls)
-    if any(sources.values()):  # provenance known: say where every judge answer came from
+    if graded and any(sources.values()):  # provenance known: say where every judge answer came from
         judges = tuple(replace(j, source=sources.get(JUDGE.purpose(j.name), "")) for j in judges)
         rubric = tuple(replace(r, source=sources.get(RUBRIC.purpose(r.name), "")) for r in rubric)
         # scripted answers grade only the response they name (harness.graded.honesty)

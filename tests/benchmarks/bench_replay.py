@@ -122,11 +122,13 @@ def commands(root: Path, n: int, args: argparse.Namespace, work: Path) -> list[C
     py = sys.executable
     results = root / "eval-results"
     run = [py, "-m", "harness", "--project", str(root), "run", "-q"]
-    out = [Command("harness run", n, run, clean=results),
+    # cwd: the project, never this checkout: ``python -m`` puts the working folder first on
+    # sys.path, before PYTHONPATH, so started from a checkout every tree ran that checkout's code
+    out = [Command("harness run", n, run, cwd=root, clean=results),
            Command("floor (a) loop", n, [py, str(BENCHMARKS / "floor_loop.py"), str(root)])]
     for tree in args.against:
         env = dict(synth.bench_env(), PYTHONPATH=str(tree.resolve()))
-        out.append(Command(f"harness run [{tree.name}]", n, run, clean=results, env=env))
+        out.append(Command(f"harness run [{tree.name}]", n, run, cwd=root, clean=results, env=env))
     if args.pytest:
         floor_b = floor_pytest_items(work / f"floor-b-{n}", root)
         plugin = [py, "-m", "pytest", "--evals", "-q", "-p", "no:cacheprovider"]
@@ -143,6 +145,20 @@ def commands(root: Path, n: int, args: argparse.Namespace, work: Path) -> list[C
     if args.check:
         out.append(Command("harness check", n, [py, "-m", "harness", "--project", str(root), "check"]))
     return out
+
+
+def check_trees(root: Path, trees: list[Path]) -> None:
+    """Each timed tree imports its own ``harness`` from where its commands run (exit otherwise)."""
+    expected = [(BENCHMARKS.parents[1], synth.bench_env()),
+                *((tree.resolve(), dict(synth.bench_env(), PYTHONPATH=str(tree.resolve())))
+                  for tree in trees)]
+    for tree, env in expected:
+        found = subprocess.run([sys.executable, "-c", "import harness; print(harness.__file__)"],
+                               cwd=root, env=env, capture_output=True, text=True, check=True)
+        path = Path(found.stdout.strip()).resolve()
+        if not path.is_relative_to(tree):
+            raise SystemExit(f"the commands of {tree} would import {path}: not the tree to time")
+        print(f"  {tree}: harness from {path.parent}", flush=True)
 
 
 def peer_commands(n: int, root: Path, work: Path) -> list[Command]:
@@ -169,10 +185,29 @@ def measure_all(cmds: list[Command], repeat: int, logs: Path, *, prime: bool = T
         if c.clean is not None:
             shutil.rmtree(c.clean, ignore_errors=True)
         log = logs / (name.replace(" ", "_").replace("/", "_") + ".log")
-        return measure.run(c.argv, log=log, cwd=c.cwd, env=c.env or env)
+        for attempt in range(_PEER_RETRIES + 1):
+            try:
+                return measure.run(c.argv, log=log, cwd=c.cwd, env=c.env or env)
+            except SystemExit:
+                text = log.read_text(encoding="utf-8", errors="replace")
+                if attempt == _PEER_RETRIES or not _known_exit_crash(c.tool, text):
+                    raise
+                print(f"  {name}: completed its eval, then crashed in its logger on exit "
+                      "(a promptfoo flake): run again", flush=True)
+        raise AssertionError("not reached")
 
     return measure.interleaved(list(by_name), repeat, one, prime=prime,
                                say=lambda text: print(text, flush=True))
+
+
+#: Runs again of a peer command that finished its work and then crashed on its way out.
+_PEER_RETRIES = 2
+
+
+def _known_exit_crash(tool: str, log: str) -> bool:
+    """promptfoo 0.12x sometimes exits 1 after "Eval complete", its file logger written after
+    it was closed (``write after end``): the replay was done; the run is timed again, not kept."""
+    return tool.startswith("promptfoo") and "Eval complete" in log and "write after end" in log
 
 
 def lines_of(runs: dict[str, list[measure.Measured]], sizes: list[int]) -> dict[tuple[str, int], Line]:
@@ -250,6 +285,7 @@ def main() -> int:
           flush=True)
 
     sizes = sorted(set(args.sizes))
+    check_trees(args.work, args.against)
     cmds: list[Command] = []
     done: set[int] = set()
     for n in sizes:
