@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from http_support import read_request
 from provider_server import ProviderServer, Reply
 
 from harness.core.errors import ProviderError
@@ -67,15 +68,8 @@ class RawServer:
     def _answer(self, conn: socket.socket) -> None:
         with conn, conn.makefile("rb") as reader:
             while True:
-                head = b""
-                while not head.endswith(b"\r\n\r\n"):
-                    line = reader.readline()
-                    if not line:
-                        return
-                    head += line
-                length = next((int(h.split(b":")[1]) for h in head.lower().split(b"\r\n")
-                               if h.startswith(b"content-length:")), 0)
-                reader.read(length)
+                if read_request(reader) is None:
+                    return
                 with self._lock:
                     n, self.requests = self.requests, self.requests + 1
                 how = self.plan(n)

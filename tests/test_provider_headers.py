@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+from http_support import read_request
 
 from harness.providers.headers import parse_headers
 from harness.providers.http import _read
@@ -69,17 +70,8 @@ def raw_server(answers: list[bytes]) -> Iterator[tuple[str, list[int]]]:
         reader = conn.makefile("rb")
         with conn, reader:
             while True:
-                head = b""
-                while not head.endswith(b"\r\n\r\n"):
-                    line = reader.readline()
-                    if not line:
-                        return
-                    head += line
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":", 1)[1])
-                reader.read(length)
+                if read_request(reader) is None:
+                    return
                 with lock:
                     seen.append(number)
                     answer = queue.pop(0)
