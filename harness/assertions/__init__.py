@@ -90,6 +90,11 @@ def expect_schema() -> dict[str, Any]:
     return copy.deepcopy(_schema())
 
 
+#: The conditions of an item that has none: shared (an empty dict per item held 64 bytes per
+#: scenario for nothing).
+_NO_WHEN: Mapping[str, Any] = MappingProxyType({})
+
+
 class CheckedItem(dict[str, Any]):
     """An ``expect`` item that :func:`check_item` found valid when its dataset was loaded.
 
@@ -107,7 +112,7 @@ class CheckedItem(dict[str, Any]):
         """The verdict label (its ``name``, else one built from the spec), once computed."""
         self.origin = origin
         """Where the item was declared: ``agent``, ``tenant`` or ``scenario`` (rules declared once)."""
-        self.when: Mapping[str, Any] = when or {}
+        self.when: Mapping[str, Any] = when or _NO_WHEN
         """Per-answer conditions of an inherited item (``actual``, ``present``, ``tools``)."""
 
 

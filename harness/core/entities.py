@@ -9,6 +9,7 @@ plain ``dict``/``list`` values because they are hashed and stored as JSON.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -97,38 +98,64 @@ def _shared_folder(folder: Path) -> Path:
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class _Rare:
+    """The fields most scenarios leave empty, held apart: a scenario that sets none of them
+    keeps one ``None`` instead of nine references to empty values (72 bytes at 50,000
+    scenarios is 3.6 MB)."""
+
+    context: str | None
+    params: JsonObject
+    judge: tuple[JsonObject, ...]
+    tags: tuple[str, ...]
+    tool_results: JsonObject
+    counterexamples: tuple[JsonObject, ...]
+    rubric: tuple[JsonObject, ...]
+    equivalent_mutants: tuple[JsonObject, ...]
+    review: JsonObject
+
+
+#: The empty mapping of an unset ``params``, ``tool_results`` or ``review`` (read, never written).
+_NO_MAPPING: JsonObject = {}
+
+
+def _one_user_turn(messages: tuple[JsonObject, ...]) -> str | None:
+    """The text of ``messages`` when they are one ``{"role": "user", "content": <text>}`` turn
+    (the form ``input:`` becomes), else None: such a scenario keeps the text alone."""
+    if len(messages) != 1:
+        return None
+    turn = messages[0]
+    if type(turn) is not dict or list(turn) != ["role", "content"] or turn["role"] != "user":
+        return None
+    content = turn["content"]
+    return content if type(content) is str else None
+
+
 @dataclass(frozen=True, slots=True, init=False)
 class Scenario:
-    """One scenario file: ``<agent>/<tenant>/<name>.yaml|json``."""
+    """One scenario file: ``<agent>/<tenant>/<name>.yaml|json``.
+
+    A run of 50,000 scenarios holds every one of them for the whole run, so a scenario keeps
+    as little as it can and rebuilds the rest when asked: its file from a shared folder and
+    an interned extension, a single user turn as its text, the rarely set fields as one
+    ``None`` (:class:`_Rare`). Every field reads as declared below.
+    """
 
     agent: str
     tenant: str
     name: str
     folder: Path
     """The folder of its file (one object shared by every scenario of the folder)."""
-    file_name: str
+    _file_tail: str | tuple[str]
+    """The file name after ``name`` (``.yaml``, interned), or ``(file name,)`` when it does
+    not start with ``name``."""
     type: str
     description: str
-    messages: tuple[JsonObject, ...]
-    """Conversation turns after the system prompt (``input`` becomes one user turn)."""
-    context: str | None
-    params: JsonObject
+    _turns: str | tuple[JsonObject, ...]
+    """The text of a single user turn, or every turn."""
     iterations: int
     expect: tuple[JsonObject, ...]
-    judge: tuple[JsonObject, ...]
-    tags: tuple[str, ...]
-    tool_results: JsonObject
-    """Scripted results per tool name (one value, or a list used in call order)."""
-    counterexamples: tuple[JsonObject, ...]
-    """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
-    rubric: tuple[JsonObject, ...]
-    """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
-    equivalent_mutants: tuple[JsonObject, ...]
-    """Generated mutants that are still right answers (``match`` glob, ``reason``): reported as
-    equivalent, left out of the mutant strength (see :mod:`harness.mutants`)."""
-    review: JsonObject
-    """Who last reviewed the scenario and its recorded answer (``reviewer``, ``reviewed_at``),
-    copied into every per-test record; empty when nobody has."""
+    _rare: _Rare | None
 
     def __init__(self, agent: str, tenant: str, name: str, file: Path, type: str,  # noqa: A002
                  description: str, messages: tuple[JsonObject, ...], context: str | None,
@@ -145,21 +172,24 @@ class Scenario:
         put(self, "tenant", tenant)
         put(self, "name", name)
         put(self, "folder", _shared_folder(file.parent))
-        put(self, "file_name", file.name)
+        file_name = file.name
+        put(self, "_file_tail", sys.intern(file_name[len(name):]) if file_name.startswith(name)
+            else (file_name,))
         put(self, "type", type)
         put(self, "description", description)
-        put(self, "messages", messages)
-        put(self, "context", context)
-        put(self, "params", params)
+        text = _one_user_turn(messages)
+        put(self, "_turns", text if text is not None else messages)
         put(self, "iterations", iterations)
         put(self, "expect", expect)
-        put(self, "judge", judge)
-        put(self, "tags", tags)
-        put(self, "tool_results", {} if tool_results is None else tool_results)
-        put(self, "counterexamples", counterexamples)
-        put(self, "rubric", rubric)
-        put(self, "equivalent_mutants", equivalent_mutants)
-        put(self, "review", {} if review is None else review)
+        rare = _Rare(context, params or _NO_MAPPING, judge, tags, tool_results or _NO_MAPPING,
+                     counterexamples, rubric, equivalent_mutants, review or _NO_MAPPING)
+        put(self, "_rare", None if rare == _NO_RARE else rare)
+
+    @property
+    def file_name(self) -> str:
+        """The scenario file's name (``<name>.yaml``)."""
+        tail = self._file_tail
+        return self.name + tail if isinstance(tail, str) else tail[0]
 
     @property
     def file(self) -> Path:
@@ -170,6 +200,60 @@ class Scenario:
     def id(self) -> str:
         """The scenario's identity: its path under the datasets root, without extension."""
         return f"{self.agent}/{self.tenant}/{self.name}"
+
+    @property
+    def messages(self) -> tuple[JsonObject, ...]:
+        """Conversation turns after the system prompt (``input`` becomes one user turn); a new
+        tuple of new turns on every call when the scenario has one user turn."""
+        turns = self._turns
+        return ({"role": "user", "content": turns},) if isinstance(turns, str) else turns
+
+    @property
+    def context(self) -> str | None:
+        return self._rare.context if self._rare is not None else None
+
+    @property
+    def params(self) -> JsonObject:
+        return self._rare.params if self._rare is not None else _NO_MAPPING
+
+    @property
+    def judge(self) -> tuple[JsonObject, ...]:
+        return self._rare.judge if self._rare is not None else ()
+
+    @property
+    def tags(self) -> tuple[str, ...]:
+        return self._rare.tags if self._rare is not None else ()
+
+    @property
+    def tool_results(self) -> JsonObject:
+        """Scripted results per tool name (one value, or a list used in call order)."""
+        return self._rare.tool_results if self._rare is not None else _NO_MAPPING
+
+    @property
+    def counterexamples(self) -> tuple[JsonObject, ...]:
+        """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
+        return self._rare.counterexamples if self._rare is not None else ()
+
+    @property
+    def rubric(self) -> tuple[JsonObject, ...]:
+        """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
+        return self._rare.rubric if self._rare is not None else ()
+
+    @property
+    def equivalent_mutants(self) -> tuple[JsonObject, ...]:
+        """Generated mutants that are still right answers (``match`` glob, ``reason``): reported as
+        equivalent, left out of the mutant strength (see :mod:`harness.mutants`)."""
+        return self._rare.equivalent_mutants if self._rare is not None else ()
+
+    @property
+    def review(self) -> JsonObject:
+        """Who last reviewed the scenario and its recorded answer (``reviewer``, ``reviewed_at``),
+        copied into every per-test record; empty when nobody has."""
+        return self._rare.review if self._rare is not None else _NO_MAPPING
+
+
+#: The rare fields of a scenario that sets none of them.
+_NO_RARE = _Rare(None, _NO_MAPPING, (), (), _NO_MAPPING, (), (), (), _NO_MAPPING)
 
 
 @dataclass(frozen=True, slots=True)

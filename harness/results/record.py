@@ -103,7 +103,7 @@ class IterationResult:
             return self
         return IterationResult(  # the SLIM_FIELDS spelled out: a dict of them and ** cost twice as much
             self.scenario, self.iteration, self.status, judges=self.judges, rubric=self.rubric,
-            answer_source=self.answer_source, metric_samples=self.metric_samples,
+            answer_source=_small(self.answer_source), metric_samples=self.metric_samples,
             expected_decision=_small(self.expected_decision),
             actual_decision=_small(self.actual_decision), counterexamples=self.counterexamples,
             mutants=self.mutants, environment=_NO_ENVIRONMENT)
