@@ -198,13 +198,17 @@ def test_iterations_run_concurrently_and_report_in_plan_order(
     server.latency_s = 0.25
     config = load_config(project.root)
     started = time.perf_counter()
-    summary = run_evals(config, RunOptions(mode="refresh", concurrency=8))
+    parallel: list[str] = []
+    summary = run_evals(config, RunOptions(mode="refresh", concurrency=8),
+                        on_result=lambda r: parallel.append(r.scenario.name))
     elapsed = time.perf_counter() - started
     assert summary.exit_code == 0 and len(server.requests) == 8
     assert elapsed < 1.0, f"8 calls of 0.25 s at concurrency 8 took {elapsed:.2f}s"
-    assert [r.scenario.name for r in summary.results] == names
-    serial = run_evals(config, RunOptions(mode="refresh", concurrency=1))
-    assert [r.scenario.name for r in serial.results] == names
+    assert parallel == names and summary.iterations == 8
+    serial: list[str] = []
+    run_evals(config, RunOptions(mode="refresh", concurrency=1),
+              on_result=lambda r: serial.append(r.scenario.name))
+    assert serial == names
 
 
 def test_concurrency_must_be_positive(project: Project, server: ProviderServer) -> None:

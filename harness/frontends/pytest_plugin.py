@@ -375,8 +375,10 @@ def _merged_summary(state: _State, session: EvalSession) -> RunSummary | None:
     results = [IterationResult.from_json(r, by_id[r["scenario"]]) for r in state.records
                if r["scenario"] in by_id]
     results.sort(key=lambda r: order.get((r.scenario.id, r.iteration), len(order)))
-    return RunSummary(run_id=session.summary.run_id, started=session.summary.started,
-                      results_dir=session.summary.results_dir,
-                      stamp_problem=session.summary.stamp_problem, results=results,
-                      datasets=session.summary.datasets, shard=session.summary.shard,
-                      notes=list(session.summary.notes))
+    summary = RunSummary(run_id=session.summary.run_id, started=session.summary.started,
+                         results_dir=session.summary.results_dir,
+                         stamp_problem=session.summary.stamp_problem,
+                         datasets=session.summary.datasets, shard=session.summary.shard,
+                         notes=list(session.summary.notes))
+    summary.extend(results)
+    return summary

@@ -22,7 +22,7 @@ pytest plugin prints through its terminal reporter, the CLI to stdout.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
 from harness.results.record import IterationResult
@@ -70,7 +70,7 @@ def error_annotations(summary: RunSummary, project_root: Path, cache_root: Path,
         stamp = cache_root / ".eval-cache.json"
         lines.append(error_command(summary.stamp_problem, file=_shown(stamp, base, project_root),
                                    title="eval-cache stamp"))
-    lines += [_annotation(result, base, project_root) for result in _failed(summary.results)]
+    lines += [_annotation(result, base, project_root) for result in summary.failures]
     return lines
 
 
@@ -118,10 +118,6 @@ def publish_run(summary: RunSummary, results_root: Path, project_root: Path, cac
         if warning:
             (commands if in_actions(env) else warnings).append(warning_line(warning, env))
     return commands, warnings
-
-
-def _failed(results: Iterable[IterationResult]) -> list[IterationResult]:
-    return [r for r in results if r.failed]
 
 
 def _annotation(result: IterationResult, base: Path, project_root: Path) -> str:

@@ -186,9 +186,14 @@ def provenance_counts(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
     return counts
 
 
-def provenance_line(records: Iterable[Mapping[str, Any]]) -> str:
-    """One sentence on where the answers came from; empty when no provenance is known."""
+def provenance_line(records: Iterable[Mapping[str, Any]],
+                    agents: Mapping[str, int] | None = None) -> str:
+    """One sentence on where the answers came from; empty when no provenance is known.
+    ``agents``: the agent answers per source when ``records`` are not every record (the
+    totals of a run that just finished)."""
     counts = provenance_counts(records)
+    if agents is not None:
+        counts["agent"] = {s: int(agents.get(s, 0)) for s in ("scripted", "provider", "unknown")}
     if not any(counts[k]["scripted"] or counts[k]["provider"] for k in counts):
         return ""
     parts = []

@@ -16,9 +16,10 @@ from harness.assertions.counterexamples import strength
 from harness.core.entities import BLOCKING_TYPES, FAILING_STATUSES
 from harness.core.provenance import answer_source
 from harness.results.aggregates import judge_means
-from harness.results.record import IterationResult
 from harness.results.recordwriter import run_data
 from harness.results.runsummary import RunSummary
+from harness.results.totals import GroupTotals, RunTotals
+from harness.results.totals import summary_record as summary_record  # re-exported
 
 #: Table columns after agent, tenant, type: scenarios and iterations, then these counts.
 COLUMNS = ("passed", "rejected", "not evaluated", "missed", "error")
@@ -37,6 +38,9 @@ class RunView:
     records: list[dict[str, Any]]
     history: list[dict[str, Any]] = field(default_factory=list)
     """``run.json`` of the last runs up to this one, oldest first (for trends)."""
+    totals: RunTotals | None = None
+    """A run that just finished: the counts of every iteration, ``records`` then holding only
+    those it quotes (:func:`view_of_summary`); None when ``records`` holds every record."""
 
     @property
     def run_id(self) -> str:
@@ -75,29 +79,12 @@ class Row:
 def view_of_summary(summary: RunSummary, selection: dict[str, Any] | None = None) -> RunView:
     """The view of a run that just finished, without reading it back from disk.
 
-    Its records hold what the terminal summary shows (identity, status, message,
-    judges), not whole iteration records: those are on disk, and a run of tens of
-    thousands of scenarios must not rebuild them all in memory to print a table.
+    Its records are the ones the terminal summary quotes (failures, judges, rubric
+    outcomes, mutants, counterexamples; see :class:`~harness.results.totals.RunTotals`),
+    its ``totals`` the counts of every iteration: the whole records are on disk, and a
+    run of tens of thousands of scenarios must not rebuild them all in memory to print a table.
     """
-    return RunView(run_data(summary, selection or {}), [summary_record(r) for r in summary.results])
-
-
-#: The keys of a record that the tables, blocking line and failures of a just-finished run use.
-_VIEW_KEYS = ("scenario", "agent", "tenant", "name", "type", "iteration", "status", "message",
-              "counterexamples", "mutants")
-
-
-def summary_record(result: IterationResult) -> dict[str, Any]:
-    """The fields of an iteration record that the tables, blocking line and failures use: a
-    projection of its ``summary`` record (:meth:`IterationResult.to_json`)."""
-    shipped = result.to_json("summary")
-    record = {key: shipped[key] for key in _VIEW_KEYS if key in shipped}
-    if result.judges or result.rubric:
-        for key in ("judges", "warnings", "rubric"):
-            record[key] = shipped[key]
-    if result.answer_source:
-        record["answer_source"] = result.answer_source
-    return record
+    return RunView(run_data(summary, selection or {}), summary.totals.quoted, totals=summary.totals)
 
 
 def is_blocking(record: dict[str, Any]) -> bool:
@@ -108,6 +95,37 @@ def is_blocking(record: dict[str, Any]) -> bool:
 def failing(record: dict[str, Any]) -> bool:
     """The status fails the run (:data:`~harness.core.entities.FAILING_STATUSES`, the one definition)."""
     return record.get("status") in FAILING_STATUSES
+
+
+def view_rows(view: RunView) -> tuple[list[Row], Row]:
+    """:func:`rows` of a view by agent, tenant and type: from its totals when it has them."""
+    if view.totals is None:
+        return rows(view.records)
+    table = [_row_of(key, group) for key, group in sorted(view.totals.groups.items())]
+    total = GroupTotals()
+    for group in view.totals.groups.values():
+        total.scenarios += group.scenarios  # a scenario is in one group: its type is its own
+        total.iterations += group.iterations
+        total.statuses.update(group.statuses)
+        total.caught += group.caught
+        total.counterexamples += group.counterexamples
+    return table, _row_of(("total", "", ""), total)
+
+
+def view_counts(view: RunView) -> tuple[int, int]:
+    """(iterations, failed ones) of a view, from its totals when it has them."""
+    if view.totals is not None:
+        totals = view.totals
+        return totals.iterations, sum(n for s, n in totals.counts.items() if s != "passed")
+    return len(view.records), sum(r.get("status") != "passed" for r in view.records)
+
+
+def _row_of(key: tuple[str, ...], group: GroupTotals) -> Row:
+    counts: Counter[str] = Counter({c: 0 for c in COLUMNS})
+    for status, n in group.statuses.items():
+        counts[_FOLD.get(str(status), "error")] += n
+    return Row(key, group.scenarios, group.iterations, dict(counts), group.caught,
+               group.counterexamples)
 
 
 def rows(records: Iterable[dict[str, Any]], by: tuple[str, ...] = ("agent", "tenant", "type"),
@@ -142,7 +160,7 @@ def blocking_line(view: RunView) -> str:
     blocking = [r for r in view.records if is_blocking(r)]
     if not blocking:
         return ""
-    _, total = rows(view.records)
+    _, total = view_rows(view)
     rate = f"{total.pass_rate:.0%}" if total.pass_rate is not None else "-"
     names = ", ".join(f"{r['scenario']}#{r['iteration']}" for r in blocking[:3])
     more = f" and {len(blocking) - 3} more" if len(blocking) > 3 else ""

@@ -26,7 +26,9 @@ from harness.report.model import (
     judge_warnings,
     metric_rows,
     rows,
+    view_counts,
     view_of_summary,
+    view_rows,
 )
 from harness.results.record import IterationResult
 from harness.results.runsummary import RunSummary
@@ -35,10 +37,12 @@ from harness.results.runsummary import RunSummary
 _WARNINGS_SHOWN = 10
 
 
-def coverage_table(records: list[dict[str, Any]], tablefmt: str = "simple") -> str:
+def coverage_table(records: list[dict[str, Any]], tablefmt: str = "simple", *,
+                   counted: tuple[list[Row], Row] | None = None) -> str:
     """Scenarios, iterations and outcomes per agent x tenant x test type, with a total row;
-    ``strength`` is counterexamples caught / declared (how much a wrong answer would fail)."""
-    table, total = rows(records)
+    ``strength`` is counterexamples caught / declared (how much a wrong answer would fail).
+    ``counted``: the rows already counted (:func:`~harness.report.model.view_rows`)."""
+    table, total = counted if counted is not None else rows(records)
     body = [[*row.key, *_cells(row)] for row in [*table, total]]
     headers = ["agent", "tenant", "type", "scenarios", "iterations", *COLUMNS, "pass rate",
                "strength"]
@@ -108,7 +112,7 @@ def failure_text(result: IterationResult) -> str:
 def render_summary(summary: RunSummary, *, quiet: bool = False, failures: bool = True) -> str:
     """The whole terminal report of a run that just finished."""
     view = view_of_summary(summary, {"shard": summary.shard} if summary.shard else None)
-    by_id = {(r.scenario.id, r.iteration): r for r in summary.results if r.failed}
+    by_id = {(r.scenario.id, r.iteration): r for r in summary.failures}
     text = render_view(view, quiet=quiet, failures=failures, by_id=by_id)
     notes = "".join(f"{note}\n" for note in summary.notes)  # failed re-records: never silent
     return f"{notes}{text}; records in {summary.results_dir}"
@@ -124,15 +128,16 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
     if blocked:
         parts.append(blocked)
     records = view.records
+    iterations, _ = view_counts(view)
     shard = (view.run.get("selection") or {}).get("shard")
-    if not records and shard:
+    if not iterations and shard:
         parts.append(f"shard {shard['index']}/{shard['count']} holds none of the "
                      f"{shard['planned_scenarios']} selected scenario(s): nothing to evaluate "
                      "here (the merge of the shards judges the whole)")
-    elif not records:
+    elif not iterations:
         parts.append("no scenario selected: nothing was evaluated (check the filters)")
     elif not quiet:
-        parts.append(coverage_table(records))
+        parts.append(coverage_table(records, counted=view_rows(view)))
         for title, table in (("metrics (deterministic; a gated miss fails the run)",
                               metrics_table(view)),
                              ("judge scores, mean 1-5 (reported only, never gating)",
@@ -149,7 +154,8 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
             parts.extend("  " + line[:200] for line in graded[:FAILURES_SHOWN])
             if len(graded) > FAILURES_SHOWN:
                 parts.append(f"  ... and {len(graded) - FAILURES_SHOWN} more in the records")
-        provenance = provenance_line(records)
+        provenance = provenance_line(
+            records, agents=view.totals.agent_sources if view.totals is not None else None)
         if provenance:
             parts.append("\n" + provenance)
         mutants = mutant_lines(records)
@@ -182,10 +188,9 @@ def render_view(view: RunView, *, quiet: bool = False, failures: bool = True,
 
 def verdict_text(view: RunView) -> str:
     """``PASSED``/``FAILED`` with the totals."""
-    records = view.records
-    failed = sum(r.get("status") != "passed" for r in records)
+    iterations, failed = view_counts(view)
     word = "PASSED" if view.run.get("exit_code", 1) == 0 else "FAILED"
-    return f"{word}: {len(records) - failed} passed, {failed} failed of {len(records)} iteration(s)"
+    return f"{word}: {iterations - failed} passed, {failed} failed of {iterations} iteration(s)"
 
 
 def _record_failure(record: dict[str, Any]) -> str:

@@ -1,4 +1,4 @@
-"""Aggregates of a run's iterations for ``run.json``: judge means, rubric pass rates, strength.
+"""Aggregates of a run's iterations for ``run.json``: judge means and rubric pass rates.
 
 Computed from values, not from live objects, so that the writer (over the
 results of a run) and the shard merge (over the records of N runs) compute them
@@ -10,22 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from harness.assertions.counterexamples import strength
-from harness.results.record import IterationResult
 from harness.rubric.tally import tally
-
-
-def strength_by_agent(results: Iterable[IterationResult]) -> dict[str, dict[str, int]]:
-    """Counterexamples caught / total per agent (each scenario once), for run.json."""
-    by_agent: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        by_agent.setdefault(result.scenario.agent, []).append(
-            {"scenario": result.scenario.id, **result.fields_json(("counterexamples",))})
-    table = {}
-    for agent, records in sorted(by_agent.items()):
-        caught, total = strength(records)
-        table[agent] = {"caught": caught, "total": total}
-    return table
 
 
 def rubric_summary(outcomes: Iterable[tuple[str, str, str, str, str]]) -> dict[str, dict[str, Any]]:

@@ -8,8 +8,9 @@ projection of it, and every reader goes back through
   reports, ``compare`` and the shard merge read back (:mod:`harness.report.load`);
 - ``summary``: what a pytest-xdist worker ships to the controller: the whole record of
   a failed iteration, the :data:`SUMMARY_FIELDS` of a passed one;
-- :meth:`IterationResult.slim`: what a run keeps in memory of a passed iteration, the
-  :data:`SLIM_FIELDS` (the summary without the environment).
+- :meth:`IterationResult.slim`: a passed iteration reduced to its :data:`SLIM_FIELDS` (the
+  summary without the environment). A run no longer keeps its results: it folds each into
+  :class:`~harness.results.totals.RunTotals`.
 
 Each field is encoded and decoded by one entry of :data:`_FIELDS`, so a field added to
 the type is added to every form at once (the two used to be written four times by hand,
@@ -96,9 +97,9 @@ class IterationResult:
         return self.status == "rejected" and self.scenario.type in BLOCKING_TYPES
 
     def slim(self) -> IterationResult:
-        """What a run keeps in memory of a passed iteration: its :data:`SLIM_FIELDS`, not its
-        response, transcript, verdicts or calls (those are in its record on disk). A failed
-        iteration is kept whole: reports quote its message."""
+        """A passed iteration reduced to its :data:`SLIM_FIELDS`, not its response,
+        transcript, verdicts or calls (those are in its record on disk). A failed iteration
+        is kept whole: reports quote its message."""
         if self.failed or (self.response is None and not self.transcript and not self.calls):
             return self
         return IterationResult(  # the SLIM_FIELDS spelled out: a dict of them and ** cost twice as much
@@ -151,7 +152,7 @@ class IterationResult:
                    **{name: spec.read(record) for name, spec in _FIELDS.items()})
 
 
-#: The fields of a passed iteration the run summary keeps in memory (:meth:`~IterationResult.slim`).
+#: The fields of a passed iteration that reports read (:meth:`~IterationResult.slim` keeps them).
 SLIM_FIELDS: tuple[str, ...] = ("judges", "rubric", "answer_source", "metric_samples",
                                 "expected_decision", "actual_decision", "counterexamples",
                                 "mutants")

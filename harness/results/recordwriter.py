@@ -20,7 +20,7 @@ from typing import Any, BinaryIO
 from harness.cache.store import format_time
 from harness.documents.atomic import write_file
 from harness.documents.writing import named_write_errors
-from harness.results.aggregates import judge_means, rubric_summary, strength_by_agent
+from harness.results.aggregates import judge_means, rubric_summary
 from harness.results.record import IterationResult
 from harness.results.runsummary import RunSummary
 
@@ -101,19 +101,17 @@ def run_data(summary: RunSummary, selection: dict[str, Any]) -> dict[str, Any]:
         "selection": selection,
         "stamp_problem": summary.stamp_problem,
         "datasets": summary.datasets,
-        "iterations": len(summary.results),
+        "iterations": summary.iterations,
         "counts": dict(sorted(summary.counts.items())),
         "exit_code": summary.exit_code,
         "metrics": [m.to_json() for m in summary.metrics],
         "blocking": [{"scenario": r.scenario.id, "iteration": r.iteration,
                       "type": r.scenario.type, "message": r.message}
                      for r in summary.blocking],
-        "judges": judge_means((j.name, j.score, j.interpretation, j.source)
-                              for r in summary.results for j in r.judges),
+        "judges": judge_means(summary.totals.judge_scores),
         "accounting": summary.accounting,
-        "rubric": rubric_summary((r.scenario.agent, x.name, x.rule, x.outcome, x.source)
-                                 for r in summary.results for x in r.rubric),
-        "strength": strength_by_agent(summary.results),
+        "rubric": rubric_summary(summary.totals.rubric_outcomes),
+        "strength": summary.totals.strength_by_agent(),
     }
 
 

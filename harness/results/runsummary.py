@@ -1,14 +1,15 @@
 """The run summary: counts, failures and metrics of one run, kept in memory while it runs.
 
-Its iterations are :class:`~harness.results.record.IterationResult` values, passed ones
-slimmed; :mod:`harness.results.recordwriter` writes it as ``run.json`` and the reports
-read it (or that file) back.
+Its iterations are folded into :class:`~harness.results.totals.RunTotals` as they arrive
+(the records themselves are on disk); :mod:`harness.results.recordwriter` writes it as
+``run.json`` and the reports read it (or that file) back.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,15 +17,15 @@ from typing import Any
 
 from harness.assertions.metrics import MetricValue
 from harness.results.record import IterationResult
+from harness.results.totals import RunTotals
 
 
 @dataclass
 class RunSummary:
     """Counts and failures of a run; the full records are on disk.
 
-    ``results`` holds every iteration in plan order, passed ones slimmed by
-    :meth:`IterationResult.slim` so that a run of 50,000 scenarios keeps a few
-    hundred bytes per iteration in memory rather than every response.
+    Iterations are added in plan order (:meth:`add`) and folded into ``totals``: a run of
+    50,000 scenarios keeps counts and its failed iterations, not a result per iteration.
     """
 
     run_id: str
@@ -32,7 +33,7 @@ class RunSummary:
     results_dir: Path
     finished: datetime | None = None
     stamp_problem: str = ""
-    results: list[IterationResult] = field(default_factory=list)
+    totals: RunTotals = field(default_factory=RunTotals)
     datasets: str = ""
     """The datasets folder relative to the project root (the JUnit classname's first part)."""
     metrics: list[MetricValue] = field(default_factory=list)
@@ -46,27 +47,41 @@ class RunSummary:
     notes: list[str] = field(default_factory=list)
     """Warnings printed above the summary: iterations that replay answers a failed refresh left."""
 
+    def add(self, result: IterationResult) -> None:
+        """Count one iteration (the next in plan order)."""
+        self.totals.add(result)
+
+    def extend(self, results: Iterable[IterationResult]) -> None:
+        """Count several iterations, in plan order."""
+        for result in results:
+            self.totals.add(result)
+
+    @property
+    def iterations(self) -> int:
+        """How many iterations the run holds."""
+        return self.totals.iterations
+
     @property
     def counts(self) -> Counter[str]:
         """Iterations per status."""
-        return Counter(r.status for r in self.results)
+        return self.totals.counts
 
     @property
     def failures(self) -> list[IterationResult]:
         """Failed iterations, in run order."""
-        return [r for r in self.results if r.failed]
+        return self.totals.failures
 
     @property
     def blocking(self) -> list[IterationResult]:
         """Rejects in negative or adversarial scenarios, in run order."""
-        return [r for r in self.results if r.blocking]
+        return [r for r in self.totals.failures if r.blocking]
 
     @property
     def exit_code(self) -> int:
         """0 when every hard assertion passed, every gated metric met its target and the
         stamp is current, else 1. Judge scores never enter it."""
         failed = self.failures or any(m.blocks for m in self.metrics)
-        return 1 if failed or self.stamp_problem or not (self.results or self.shard is not None) else 0
+        return 1 if failed or self.stamp_problem or not (self.iterations or self.shard is not None) else 0
 
 
 def new_run_id(now: datetime) -> str:

@@ -137,7 +137,7 @@ class EvalSession:
         """Run, assert and record one scenario iteration (thread-safe)."""
         result = self.execute(scenario, iteration)
         with self._lock:
-            self.summary.results.append(result.slim())
+            self.summary.add(result)
         return result
 
     def execute(self, scenario: Scenario, iteration: int) -> IterationResult:
@@ -216,14 +216,15 @@ class EvalSession:
         was answered; after a failed call they stay, so re-running the same
         command pays only for what is still missing.
         """
-        complete = not any(r.status in REPLAY_FAILURES for r in self.summary.results)
+        counts = self.summary.counts
+        complete = not any(counts[status] for status in REPLAY_FAILURES)
         missing_stamp = not stamp_path(self.config.cache).is_file() and complete
         if self.options.mode != "offline" and (self._clients.wrote_entries or missing_stamp):
             # A missing stamp alone is written by any recording run whose every call was
             # answered (the keys it read are current by definition): no paid refresh needed.
             self.store.sync()  # the entries are durable before the journal forgets their answers
             write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
-        self._clients.settle(complete=not any(r.status == "error" for r in self.summary.results))
+        self._clients.settle(complete=not counts["error"])
 
     def write_run_file(self, summary: RunSummary | None = None) -> None:
         """Write run.json for ``summary`` (the pytest controller passes the merged one)."""
@@ -238,8 +239,8 @@ class EvalSession:
 
                 summary.accounting = tally_of_records(load_records(self._writer.run_dir))
             else:
-                summary.accounting = {**tally.to_json(), "iterations_done": len(summary.results)}
-        summary.metrics = metric_values(self.dataset.agents.values(), summary.results)
+                summary.accounting = {**tally.to_json(), "iterations_done": summary.iterations}
+        summary.metrics = metric_values(self.dataset.agents.values(), summary.totals)
         selection = _selection_record(self.options)
         if self.shard_record is not None:
             selection["shard"] = self.shard_record
@@ -334,7 +335,7 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
             for result in run_batched(session.execute, plan, recorder, resume=session.options.resume,
                                       advance=progress.advance if progress is not None else None,
                                       workers=session.options.concurrency):
-                session.summary.results.append(result.slim())
+                session.summary.add(result)
                 if on_result is not None:
                     on_result(result)
         elif offline or workers <= 1:
@@ -346,7 +347,7 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
                     on_result(result)
         else:
             for result in _run_parallel(session, plan, workers, progress):
-                session.summary.results.append(result.slim())
+                session.summary.add(result)
                 if on_result is not None:
                     on_result(result)
     finally:

@@ -20,6 +20,7 @@ from harness.graded.honesty import honest
 from harness.judges import JUDGE, evaluate_judges, not_evaluated
 from harness.refresh.deferral import CallDeferred
 from harness.results.record import IterationResult
+from harness.results.totals import RunTotals
 from harness.rubric import RUBRIC, grade_rubric
 
 
@@ -89,7 +90,6 @@ def _transcript(request: JsonObject, output: AgentOutput | None) -> tuple[JsonOb
     return tuple(turns)
 
 
-def metric_values(agents: Iterable[Agent], results: Iterable[IterationResult]) -> list[MetricValue]:
+def metric_values(agents: Iterable[Agent], totals: RunTotals) -> list[MetricValue]:
     """The declared metrics of the agents that ran, over every iteration of the run."""
-    return aggregate(agents, ((r.scenario.agent, r.scenario.tenant, dict(r.metric_samples))
-                              for r in results))
+    return aggregate(agents, totals.samples())
