@@ -191,6 +191,18 @@ def test_questions_finds_your_call_after_a_label_and_skips_one_word_headings() -
     rejects({"questions": 0}, text_output("Which: the oak table or the walnut one."))
 
 
+def test_questions_of_a_text_measured_again_are_the_same_and_a_fresh_list() -> None:
+    """questions() is memoised per text: a second call answers the same, and a caller that
+    changes the list it got does not change what the next caller gets."""
+    text = "Strength first. Which one do you prefer, gym or home. Let me know by Friday."
+    first = measures.questions(text)
+    assert [q.form for q in first] == ["question word", "let me know"]
+    first.clear()
+    again = measures.questions(text)
+    assert [q.form for q in again] == ["question word", "let me know"]
+    assert again is not first
+
+
 def test_questions_with_a_path_and_a_minimum() -> None:
     doc = {"direct_answer": "Strength first. Which one do you prefer, gym or home.", "x": "ok"}
     rejects({"questions": {"path": "direct_answer", "max": 0}}, json_output(doc))
