@@ -70,8 +70,13 @@ def needle_finder(term: str) -> Finder:
     folded = fold(term)
     words = folded.split(" ")
     pattern = " ?".join(re.escape(word) for word in words)
+    # Every match holds the first word (the short form of a hash: its first SHORT_HASH
+    # characters): a text without it is answered by a substring test, not a regex search
+    # (most texts hold none of a list's terms).
+    first = words[0]
     if _HEX.fullmatch(folded.replace(" ", "")):
         pattern = f"(?:{pattern}|{re.escape(folded.replace(' ', '')[:SHORT_HASH])})"
+        first = first[:SHORT_HASH]
     plain = unicodedata.normalize("NFKC", term)
     if _SEPARATORS.match(plain[-1:]):  # "ERR_" is a prefix followed by a separator, not "error"
         pattern += "(?: |$)"
@@ -80,6 +85,8 @@ def needle_finder(term: str) -> Finder:
     compiled = re.compile(pattern)
 
     def find(text: str) -> tuple[int, int] | None:
+        if first not in text:
+            return None
         match = compiled.search(text)
         return (match.start(), match.end()) if match else None
 
