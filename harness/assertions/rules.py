@@ -41,8 +41,8 @@ from pathlib import Path
 from typing import Any
 
 from harness.assertions import check_item
+from harness.assertions.jsonpath import Selections
 from harness.assertions.jsonpath import parse as parse_path
-from harness.assertions.jsonpath import select
 from harness.core.entities import AgentOutput, JsonObject
 from harness.core.errors import Problem
 
@@ -261,15 +261,19 @@ def _checked_item(item: Any) -> list[str]:
     return list(found)
 
 
-def runtime_problem(when: Mapping[str, Any], output: AgentOutput, decision_path: str) -> str | None:
-    """Why an item's per-answer ``when`` does not hold for ``output`` (``None``: it holds)."""
+def runtime_problem(when: Mapping[str, Any], output: AgentOutput, decision_path: str,
+                    selections: Selections | None = None) -> str | None:
+    """Why an item's per-answer ``when`` does not hold for ``output`` (``None``: it holds).
+    ``selections``: a memo of ``output.parsed``'s paths shared by the answer's items."""
+    if selections is None or selections.doc is not output.parsed:
+        selections = Selections(output.parsed)
     if "actual" in when:
-        actual = _decision(output, decision_path)
+        actual = _decision(output, decision_path, selections)
         if actual not in when["actual"]:
             return f"applies when the decision is {', '.join(map(str, when['actual']))}; found {actual}"
     if "present" in when:
         for path in when["present"]:
-            if not _selects(output, str(path)):
+            if not _selects(output, str(path), selections):
                 return f"applies when {path} is present; the answer has none"
     if "tools" in when:
         called = {call.name for call in output.tool_calls}
@@ -278,13 +282,12 @@ def runtime_problem(when: Mapping[str, Any], output: AgentOutput, decision_path:
     return None
 
 
-def _decision(output: AgentOutput, path: str) -> Any:
-    found = select(output.parsed, path) if output.parsed is not None else []
+def _decision(output: AgentOutput, path: str, selections: Selections) -> Any:
+    found = selections.values(path) if output.parsed is not None else []
     return found[0] if len(found) == 1 and not isinstance(found[0], dict | list) else None
 
 
-def _selects(output: AgentOutput, path: str) -> bool:
+def _selects(output: AgentOutput, path: str, selections: Selections) -> bool:
     if output.parsed is None:
         return False
-    found = select(output.parsed, path)
-    return any(value not in (None, "", [], {}) for value in found)
+    return any(value not in (None, "", [], {}) for value in selections.values(path))

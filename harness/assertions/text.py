@@ -107,7 +107,7 @@ def _texts(spec: dict[str, Any], subject: Subject, kind: str) -> list[tuple[str,
     blocked = document_problem(subject, f"{kind} with path")
     if blocked:
         return blocked
-    selected = jsonpath.select_with_paths(subject.output.parsed, path)
+    selected = subject.selections.with_paths(path)
     if not selected:
         return "reject", f"{path} selects nothing in {show(subject.output.parsed)}"
     for where, value in selected:
