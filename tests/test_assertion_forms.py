@@ -120,11 +120,14 @@ def test_fold_itself() -> None:
     ("ERR_", "an ERR_CODE", (3, 7)),  # a separator at the end is a word boundary
     ("ERR_", "an error code", None),
     ("note", "no telling", None),
+    ("Summary", "a summary, then the summary", (2, 9)),  # one word: the first occurrence
+    ("hash", "a hashtag", (2, 6)),  # one word is found inside a longer one, as the regex did
 ])
 def test_a_finder_answers_with_the_first_match_or_none(term: str, text: str,
                                                        span: tuple[int, int] | None) -> None:
     """A finder first asks whether the text holds the term's first word (of a hash: its
-    short form) and searches only then; what it finds is the first match either way."""
+    short form) and searches only then, and a plain one-word term is found by str.find;
+    what it finds is the first match either way."""
     assert needle_finder(term)(fold(text)) == span
 
 
