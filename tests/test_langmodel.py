@@ -40,6 +40,9 @@ def test_the_first_load_writes_the_wheels_arrays_and_the_next_maps_them(cache_ro
     folder = langmodel.cache_folder()
     assert folder is not None and folder.parent == cache_root
     assert folder.name.startswith("py3langid-0.")
+    from importlib import metadata  # the package's __version__ names it, as its metadata would
+
+    assert folder.name.startswith(f"py3langid-{metadata.version('py3langid')}-")
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{n}.npy" for n in langmodel._ARRAYS)
     mapped = langmodel._arrays()
     assert isinstance(mapped["nextmove"], np.memmap)
