@@ -111,6 +111,26 @@ def test_fold_itself() -> None:
     assert needle_finder("status summary")(fold("statussummary")) is not None
 
 
+@pytest.mark.parametrize(("term", "text", "span"), [
+    ("3be1f0c9d2a4b5e6", "see commit 3be1f0c for it", (11, 18)),  # the short form of a hash
+    ("3be1 f0c9d2a4b5", "see 3be1f0c", (4, 11)),  # a hash written in two words
+    ("3be1f0c9d2a4b5e6", "see 3be1f0c9d2a4b5e6", (4, 20)),
+    ("status summary", "the statussummary", (4, 17)),
+    ("status summary", "status only", None),  # the first word alone is no match
+    ("ERR_", "an ERR_CODE", (3, 7)),  # a separator at the end is a word boundary
+    ("ERR_", "an error code", None),
+    ("note", "no telling", None),
+    ("Summary", "a summary, then the summary", (2, 9)),  # one word: the first occurrence
+    ("hash", "a hashtag", (2, 6)),  # one word is found inside a longer one, as the regex did
+])
+def test_a_finder_answers_with_the_first_match_or_none(term: str, text: str,
+                                                       span: tuple[int, int] | None) -> None:
+    """A finder first asks whether the text holds the term's first word (of a hash: its
+    short form) and searches only then, and a plain one-word term is found by str.find;
+    what it finds is the first match either way."""
+    assert needle_finder(term)(fold(text)) == span
+
+
 def test_an_upper_case_hash_is_found_like_its_lower_case_spelling() -> None:
     # a digit followed by a capital is no camel-case boundary: 3BE1F0C9 stays one word
     item = {"not_contains": {"any": ["3be1f0c9"], "ignore_case": True}}
@@ -189,6 +209,18 @@ def test_questions_finds_your_call_after_a_label_and_skips_one_word_headings() -
     passes({"questions": 0}, text_output(layout))
     rejects({"questions": 0}, text_output("Which one: the oak table or the walnut one."))
     rejects({"questions": 0}, text_output("Which: the oak table or the walnut one."))
+
+
+def test_questions_of_a_text_measured_again_are_the_same_and_a_fresh_list() -> None:
+    """questions() is memoised per text: a second call answers the same, and a caller that
+    changes the list it got does not change what the next caller gets."""
+    text = "Strength first. Which one do you prefer, gym or home. Let me know by Friday."
+    first = measures.questions(text)
+    assert [q.form for q in first] == ["question word", "let me know"]
+    first.clear()
+    again = measures.questions(text)
+    assert [q.form for q in again] == ["question word", "let me know"]
+    assert again is not first
 
 
 def test_questions_with_a_path_and_a_minimum() -> None:

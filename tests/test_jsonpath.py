@@ -128,3 +128,23 @@ def test_format_steps_round_trips() -> None:
         assert format_steps(parse(path)) == path
     assert format_steps(()) == "$"
     assert format_steps(("a", WILDCARD)) == "a[*]"
+
+
+def test_selections_select_each_path_once_and_answer_as_select_does() -> None:
+    """One answer's selections are made once per path and equal select/select_with_paths; a
+    Subject refuses the memo of another document, so no verdict can read a stale one."""
+    from harness.assertions.jsonpath import Selections, select, select_with_paths
+    from harness.assertions.structured import Subject
+    from harness.core.entities import AgentOutput, ChatResponse
+
+    doc = {"questions": [{"options": ["a", "b"]}, {"options": ["c"]}], "decision": "ask"}
+    memo = Selections(doc)
+    first = memo.with_paths("questions[*].options[*]")
+    assert first == select_with_paths(doc, "questions[*].options[*]")
+    assert memo.with_paths("questions[*].options[*]") is first  # made once
+    assert memo.values("decision") == select(doc, "decision") == ["ask"]
+    assert memo.values("missing") == []
+    output = AgentOutput(ChatResponse("{}"), "{}", doc)
+    assert Subject(output, "json", None, memo).selections is memo
+    with pytest.raises(ValueError, match="selections"):
+        Subject(output, "json", None, Selections(dict(doc)))

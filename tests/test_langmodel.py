@@ -40,6 +40,9 @@ def test_the_first_load_writes_the_wheels_arrays_and_the_next_maps_them(cache_ro
     folder = langmodel.cache_folder()
     assert folder is not None and folder.parent == cache_root
     assert folder.name.startswith("py3langid-0.")
+    from importlib import metadata  # the package's __version__ names it, as its metadata would
+
+    assert folder.name.startswith(f"py3langid-{metadata.version('py3langid')}-")
     assert sorted(p.name for p in folder.iterdir()) == sorted(f"{n}.npy" for n in langmodel._ARRAYS)
     mapped = langmodel._arrays()
     assert isinstance(mapped["nextmove"], np.memmap)
@@ -74,6 +77,35 @@ def test_identification_from_the_copy_is_the_wheels(cache_root: Path) -> None:
     found = json.loads(done.stdout)
     assert found == [list(reference.classify(t)) for t in TEXTS.values()]
     assert [language for language, _ in found] == list(TEXTS)
+
+
+def test_every_candidate_set_of_one_process_identifies_as_the_wheel(cache_root: Path) -> None:
+    """The sets share one model (each a shallow copy of the full identifier): restricting one
+    leaves the full identifier and every other set as py3langid's own would be."""
+    langmodel._arrays()
+    sets = [sorted(TEXTS), ["de", "en"], sorted({"pt", "es", "it", "fr"})]
+    script = (
+        "import json, sys\n"
+        "from harness.assertions import langmodel\n"
+        "texts = json.loads(sys.argv[2])\n"
+        "found = [[list(langmodel.identifier_for(tuple(s)).classify(t)) for t in texts]\n"
+        "         for s in json.loads(sys.argv[1])]\n"
+        "full = langmodel.full_identifier()\n"
+        "found.append([len(full.nb_classes)] + [list(full.classify(t)) for t in texts])\n"
+        "print(json.dumps(found))\n"
+    )
+    import json
+
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(sets),
+                           json.dumps(list(TEXTS.values()))],
+                          capture_output=True, text=True, check=True)
+    found = json.loads(done.stdout)
+    for among, got in zip(sets, found, strict=False):
+        reference = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
+        reference.set_languages(among)
+        assert got == [list(reference.classify(t)) for t in TEXTS.values()], among
+    whole = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
+    assert found[-1] == [len(whole.nb_classes)] + [list(whole.classify(t)) for t in TEXTS.values()]
 
 
 def test_a_broken_copy_is_rebuilt(cache_root: Path) -> None:

@@ -163,3 +163,29 @@ def test_the_run_records_the_level_and_fails_with_it(project: Project) -> None:
                next(project.results.glob("results/*/records.jsonl")).read_text().splitlines()]
     first = next(r for r in records if r["scenario"] == "helper/acme/first")
     assert [v.get("origin") for v in first["verdicts"]] == ["scenario", "agent", "agent"]
+
+
+def test_a_rule_without_params_is_the_declared_item_and_a_nested_param_is_still_resolved(
+        project: Project) -> None:
+    """A rule with no ``{{param}}`` anywhere is taken as declared (not copied per scenario);
+    one whose reference sits deep in a list is still resolved with each scenario's params."""
+    nested = {"name": "never leaks the tenant's codename",
+              "not_contains": {"any": ["plain term", "{{tenant}}-codename"], "path": "note"}}
+    _project(project)
+    project.agent(params={"max_items": "2", "tenant": "x"},
+                  expect=[MAX_ITEMS, NO_QUESTION, nested])
+    project.scenario("helper/acme/third", expect=[{"json_path": {"path": "decision",
+                                                                 "equals": "ask"}}],
+                     params={"tenant": "acme"})
+    dataset = _load(project)
+    by_name = {s.name: {item.get("name"): dict(item) for item in s.expect}
+               for s in dataset.scenarios}
+    plain = {key: value for key, value in NO_QUESTION.items() if key != "when"}
+    assert all(items["the note never asks"] == plain for items in by_name.values())
+    assert by_name["first"]["never leaks the tenant's codename"]["not_contains"]["any"] == [
+        "plain term", "x-codename"]
+    assert by_name["third"]["never leaks the tenant's codename"]["not_contains"]["any"] == [
+        "plain term", "acme-codename"]
+    leaked = _verdicts(dataset, "third", {"decision": "ask", "items": [], "note": "ACME codename"})
+    assert [v.outcome for v in leaked if v.assertion == "never leaks the tenant's codename"] == [
+        "reject"]

@@ -36,7 +36,7 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
     best_match,
 )
 
-from harness.assertions import counting, language, structured, text, tools
+from harness.assertions import counting, jsonpath, language, structured, text, tools
 from harness.assertions.structured import Kind, OutputKind, Subject
 from harness.core.entities import AgentOutput, Outcome, Verdict
 from harness.documents.fastschema import Check, compile_schema
@@ -190,9 +190,13 @@ def evaluate(
     *,
     output_kind: OutputKind,
     output_schema: Mapping[str, Any] | None,
+    selections: jsonpath.Selections | None = None,
 ) -> list[Verdict]:
-    """One verdict per ``expect`` item, in order; every item runs, nothing raises."""
-    subject = Subject(output, output_kind, output_schema)
+    """One verdict per ``expect`` item, in order; every item runs, nothing raises.
+    ``selections``: the memo of ``output.parsed``'s paths the caller already filled."""
+    if selections is None or selections.doc is not output.parsed:
+        selections = jsonpath.Selections(output.parsed)
+    subject = Subject(output, output_kind, output_schema, selections)
     return [_evaluate_one(item, subject) for item in expect]
 
 

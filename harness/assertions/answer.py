@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.assertions import CheckedItem, assertion_label, evaluate
+from harness.assertions.jsonpath import Selections
 from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
 from harness.core.entities import Agent, AgentOutput, Scenario, Status, Verdict
@@ -27,15 +28,16 @@ def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> li
     """
     runnable = []
     skipped: dict[int, Verdict] = {}
+    selections = Selections(output.parsed)  # the answer's paths, selected once for all items
     for index, item in enumerate(scenario.expect):
         when = item.when if type(item) is CheckedItem else {}
-        problem = runtime_problem(when, output, agent.decision_path) if when else None
+        problem = runtime_problem(when, output, agent.decision_path, selections) if when else None
         if problem is None:
             runnable.append(item)
         else:
             skipped[index] = Verdict(assertion_label(item), "not_evaluated", problem)
     found = iter(evaluate(runnable, output, output_kind=agent.output,
-                          output_schema=agent.output_schema))
+                          output_schema=agent.output_schema, selections=selections))
     verdicts = []
     for index, item in enumerate(scenario.expect):
         verdict = skipped.get(index) or next(found)
@@ -55,12 +57,13 @@ def first_reject(agent: Agent, scenario: Scenario, output: AgentOutput,
     """The first verdict of :func:`answer_verdicts` that rejects (a reason starting with
     ``ignore`` does not count), evaluating no item after it: for judging many wrong answers,
     where only "rejected or not" matters. Same items, same order, same code."""
+    selections = Selections(output.parsed)
     for item in scenario.expect:
         when = item.when if type(item) is CheckedItem else {}
-        if when and runtime_problem(when, output, agent.decision_path) is not None:
+        if when and runtime_problem(when, output, agent.decision_path, selections) is not None:
             continue
         (verdict,) = evaluate([item], output, output_kind=agent.output,
-                              output_schema=agent.output_schema)
+                              output_schema=agent.output_schema, selections=selections)
         if verdict.outcome == "reject" and not verdict.reason.startswith(ignore):
             return verdict
     schema = tool_schema_verdict(agent.tools, agent.tool_schema, output)

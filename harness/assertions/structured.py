@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 # No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
@@ -45,6 +45,13 @@ class Subject:
     output: AgentOutput
     output_kind: OutputKind
     output_schema: Mapping[str, Any] | None
+    selections: jsonpath.Selections = field(compare=False, repr=False)
+    """The parsed output's selections, made once per path for this answer (shared with the
+    answer's ``when`` conditions); a memo of another document is refused."""
+
+    def __post_init__(self) -> None:
+        if self.selections.doc is not self.output.parsed:
+            raise ValueError("a Subject's selections must be those of its output's parsed value")
 
 
 def _no_problems(spec: Any) -> list[str]:
@@ -242,7 +249,7 @@ def _check_json_path(spec: Any, subject: Subject) -> Result:
     if blocked:
         return blocked
     path = spec["path"]
-    selected = jsonpath.select_with_paths(subject.output.parsed, path)
+    selected = subject.selections.with_paths(path)
     exists = spec.get("exists", True if not any(c in spec for c in _CONDITIONS) else None)
     if exists is False:
         if selected:

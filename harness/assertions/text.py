@@ -107,7 +107,7 @@ def _texts(spec: dict[str, Any], subject: Subject, kind: str) -> list[tuple[str,
     blocked = document_problem(subject, f"{kind} with path")
     if blocked:
         return blocked
-    selected = jsonpath.select_with_paths(subject.output.parsed, path)
+    selected = subject.selections.with_paths(path)
     if not selected:
         return "reject", f"{path} selects nothing in {show(subject.output.parsed)}"
     for where, value in selected:
@@ -300,7 +300,7 @@ def _search(terms: list[_Term], text: str,
             spec: dict[str, Any]) -> Iterator[tuple[str, tuple[str, int, int] | None]]:
     """Each term with where it was found: (the text searched, start, end), or ``None``; lazily,
     so ``not_contains`` stops searching at its first hit."""
-    prepared = _prepare(text, spec)
+    prepared: str | None = None  # made when a term needs it: most lists are all folded words
     folded: str | None = None
     for value, finder, on_folded in terms:
         if on_folded and not isinstance(finder, str):
@@ -308,6 +308,7 @@ def _search(terms: list[_Term], text: str,
             span = finder(folded)
             yield value, ((folded, span[0], span[1]) if span else None)
         else:
+            prepared = _prepare(text, spec) if prepared is None else prepared
             at = prepared.find(str(finder))
             yield value, ((prepared, at, at + len(str(finder))) if at >= 0 else None)
 

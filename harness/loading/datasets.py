@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.assertions import CheckedItem, assertion_label, check_item
+from harness.assertions import assertion_label, check_item
 from harness.assertions.counterexamples import counterexample_problems
 from harness.assertions.metrics import check_metrics, expected_in
 from harness.assertions.rules import Rule, check_rules, merge_layers, resolve_rules
@@ -36,6 +36,7 @@ from harness.judges import resolve_judges
 from harness.judges.registry import JudgeRegistry
 from harness.loading.config import HarnessConfig
 from harness.loading.discovery import list_folder
+from harness.loading.itempool import ItemPool
 from harness.requests.request import TemplateError, build_request
 from harness.rubric import check_rubric, merge_rubric
 
@@ -131,7 +132,7 @@ class _Loader:
         self.problems: list[Problem] = []
         self.cache_rel = config.relative(config.cache)
         self._agent: Agent | None = None
-        self._items: dict[str, CheckedItem] = {}
+        self._items = ItemPool()
         self._linted: dict[str, list[str]] = {}
         """:func:`check_item`'s reasons by the ``repr`` of the item (a pure function of it)."""
         self._agent_rules: tuple[Rule, ...] = ()
@@ -244,8 +245,10 @@ class _Loader:
                                          "is a connection setting, and options are keyed",
                                          "remove it from judge.options"))
         self.problems.extend(check_metrics(data.get("metrics", []), file))
-        self._agent_rules, problems = check_rules(data.get("expect"), file, "agent",
-                                                  data.get("params") or {}, _tool_names(data))
+        rules, problems = check_rules(data.get("expect"), file, "agent",
+                                      data.get("params") or {}, _tool_names(data))
+        self._items.register(rules)
+        self._agent_rules = rules
         self.problems.extend(problems)
         self._agent_equivalents = tuple(data.get("equivalent_mutants") or ())
         self.problems.extend(tool_problems(data.get("tools") or [], file))
@@ -407,6 +410,7 @@ class _Loader:
             rules, problems = check_rules(data.get("expect"), file, "tenant",
                                           {**self._agent.params, **(data.get("params") or {})},
                                           [str(t.get("name")) for t in self._agent.tools])
+            self._items.register(rules)
             self.problems.extend(problems)
             self._tenant_rules[(agent, tenant_dir.name)] = merge_layers(self._agent_rules, rules)
         return Tenant(agent, tenant_dir.name, tenant_dir, data.get("description", ""),
@@ -458,9 +462,9 @@ class _Loader:
             context=data.get("context"),
             params=dict(params) if params else _EMPTY,
             iterations=data.get("iterations", 1),
-            expect=tuple(self._shared(item, text=text) for item, text in zip(data.get("expect", []), texts,
-                                                                            strict=True))
-            + tuple(self._shared(item, origin, when) for item, origin, when in inherited),
+            expect=tuple(self._items.shared(item, text=text)
+                         for item, text in zip(data.get("expect", []), texts, strict=True))
+            + tuple(self._items.shared(item, origin, when) for item, origin, when in inherited),
             judge=self._judges(file, data.get("judge")),
             tags=tuple(sys.intern(t) for t in data.get("tags", [])),
             tool_results=dict(tool_results) if tool_results else _EMPTY,
@@ -478,22 +482,6 @@ class _Loader:
                 f"shorten the agent, tenant or scenario name by {len(worst) - self.config.path_budget}"
                 " characters"))
         return scenario
-
-    def _shared(self, item: JsonObject, origin: str = "scenario",
-                when: JsonObject | None = None, *, text: str | None = None) -> CheckedItem:
-        """A checked expect item; equal items of different scenarios share one object (a
-        dataset of 50,000 scenarios repeats most of its assertions, and every scenario of
-        an agent repeats the rules it declares once). ``text``: the item's ``repr``, when the
-        caller has it."""
-        # equal reprs of JSON values are equal values; the tuple's repr, built from its parts,
-        # but a scenario's own item is keyed by its repr alone: the very string _linted holds
-        # (a dataset of unique items held two keys per item, 5 MB at 50,000 scenarios)
-        if text is None or origin != "scenario" or when is not None:
-            text = f"({text if text is not None else repr(item)}, {origin!r}, {when!r})"
-        found = self._items.get(text)
-        if found is None:
-            found = self._items[text] = CheckedItem(item, origin=origin, when=when)
-        return found
 
     def _inherited(self, tenant: Tenant, file: Path, data: JsonObject,
                    ) -> tuple[list[tuple[JsonObject, str, JsonObject]], list[Problem]]:
