@@ -18,8 +18,8 @@ Batch recording journals each batch it creates (its id, the provider, the
 agent and the custom_id -> key map) *before* it waits for the answers, so a
 killed process resumes polling with ``--resume`` instead of paying again.
 
-Values are JSON through :mod:`harness.refresh.jsondisk` (never pickles); no
-request header, key or URL is ever journaled.
+Values are JSON through :mod:`harness.refresh.jsondisk` (never pickles), and JSON
+lines in the pending logs; no request header, key or URL is ever journaled.
 """
 
 from __future__ import annotations
@@ -79,7 +79,8 @@ class JournaledAnswer:
 
 
 class Journal:
-    """A diskcache of paid answers keyed by full cache key, shared by every process of a project."""
+    """A diskcache of paid answers keyed by full cache key, shared by every process of a project,
+    with each process's pending log of answers not yet in it (:mod:`harness.refresh.pending`)."""
 
     def __init__(self, directory: Path, *, run: str = "", resume: bool = False,
                  ttl_s: float = JOURNAL_TTL_S) -> None:
