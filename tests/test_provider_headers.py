@@ -197,3 +197,34 @@ def test_a_bad_header_is_refused_even_after_a_good_one_of_the_same_name_was_sent
     _request_bytes(HTTPConnection, {"X-Key": "good"})
     with pytest.raises(ValueError, match="Invalid header"):
         _request_bytes(HTTPConnection, {name: value})
+
+
+
+def _sends(factory: type[http.client.HTTPConnection]) -> list[bytes]:
+    """The ``send`` calls of one POST with a body: its connection writes to one end of a
+    SOCK_SEQPACKET pair, which keeps each send a record of its own."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    connection = factory("127.0.0.1", 1, timeout=5)
+    connection.sock = ours  # connected: nothing is dialled
+    try:
+        connection.request("POST", "/v1/chat/completions", b"x" * 1000, {"X-A": "1"})
+        records = []
+        theirs.setblocking(False)
+        while True:
+            try:
+                records.append(theirs.recv(1 << 20))
+            except BlockingIOError:
+                return records
+    finally:
+        connection.close()
+        theirs.close()
+
+
+@pytest.mark.skipif(not hasattr(socket, "AF_UNIX") or not hasattr(socket, "SOCK_SEQPACKET"),
+                    reason="needs SOCK_SEQPACKET socket pairs")
+def test_a_request_with_a_body_leaves_in_one_send() -> None:
+    from harness.providers.headers import HTTPConnection
+
+    stdlib = _sends(http.client.HTTPConnection)
+    assert len(stdlib) == 2 and stdlib[1] == b"x" * 1000  # the header block, then the body
+    assert _sends(HTTPConnection) == [b"".join(stdlib)]  # the same bytes, in one piece

@@ -105,8 +105,10 @@ def test_a_row_planted_after_opening_is_refused_too(
 ) -> None:
     from harness.core.entities import ChatCall, ChatResponse
 
+    writer = Journal(tmp_path / "j", run="r1")
+    writer.put("1" * 64, ChatCall("a/b/c", 0, "openai", "m", {}), ChatResponse("paid"))
+    writer.close()  # its pending log folded into the database: the row to tamper with
     journal = Journal(tmp_path / "j", run="r1")
-    journal.put("1" * 64, ChatCall("a/b/c", 0, "openai", "m", {}), ChatResponse("paid"))
     database = sqlite3.connect(tmp_path / "j" / "cache.db")
     with database:  # the same key, its value swapped for a pickle that runs code when loaded
         database.execute("UPDATE Cache SET mode = ?, value = ? WHERE mode = ? AND value IS NOT NULL",

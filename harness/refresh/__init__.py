@@ -3,7 +3,8 @@
 All state lives under ``<results>/.refresh/`` (git-ignored with the results,
 never inside the committed cache): ``journal/`` and ``ratelimit/`` are
 diskcache folders that several processes (pytest-xdist workers, two terminals)
-share safely.
+share safely; ``journal/claims/`` and ``journal/pending/`` hold each process's
+claims and the answers it journaled and the database does not hold yet.
 
 Stage ``recording``: the state of a paid refresh below the clients that use it (journal,
 ledger, rate limit, deferral, prices, Ctrl-C). The steps that drive a whole run (the

@@ -27,11 +27,12 @@ import os
 import re
 import secrets
 import socket
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
+
+from harness.refresh.liveness import known_dead
 
 __all__ = ["Claims"]
 
@@ -135,16 +136,4 @@ class Claims:
         if not holder and age > _UNWRITTEN_S:
             return True  # created and never written: its holder died between the two calls
         host, _, rest = holder.partition(" ")
-        pid_text = rest.partition(" ")[0]
-        if host != self._host or not pid_text.isdigit() or sys.platform == "win32":
-            return False  # cannot tell (on Windows os.kill(pid, 0) would end the process)
-        pid = int(pid_text)
-        if pid == os.getpid():
-            return False
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        except OSError:
-            return False
-        return False
+        return known_dead(host, rest.partition(" ")[0], self._host)

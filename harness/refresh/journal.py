@@ -2,8 +2,10 @@
 
 The order for a paid call is: claim the key (a cross-process lock, so two
 processes never pay for one call), call the provider, journal the answer (one
-SQLite transaction: it survives SIGKILL), then write the entry atomically. A
-run whose every call was answered forgets the keys it used.
+line appended to this process's pending log, :mod:`harness.refresh.pending`:
+it survives SIGKILL, and the database takes the log's answers in one
+transaction per batch), then write the entry atomically. A run whose every call
+was answered forgets the keys it used.
 
 Refresh means fresh: each answer is journaled with the id of the run that paid
 for it, and a run reuses only its own answers (pytest-xdist workers share one
@@ -16,14 +18,15 @@ Batch recording journals each batch it creates (its id, the provider, the
 agent and the custom_id -> key map) *before* it waits for the answers, so a
 killed process resumes polling with ``--resume`` instead of paying again.
 
-Values are JSON through :mod:`harness.refresh.jsondisk` (never pickles); no
-request header, key or URL is ever journaled.
+Values are JSON through :mod:`harness.refresh.jsondisk` (never pickles), and JSON
+lines in the pending logs; no request header, key or URL is ever journaled.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import os
 import sqlite3
 import threading
@@ -41,6 +44,7 @@ from harness.core.entities import ChatCall, ChatResponse, JsonObject
 from harness.core.errors import ProviderError
 from harness.refresh.claims import Claims
 from harness.refresh.jsondisk import ForeignRow, open_state, state_error
+from harness.refresh.pending import Folded, PendingLog, PendingLogError, dead_logs, other_logs, read_log
 from harness.wire.exchange import APIS, WireAnswer
 
 #: How long an answer of an unfinished refresh is kept for the re-run (a week).
@@ -75,7 +79,8 @@ class JournaledAnswer:
 
 
 class Journal:
-    """A diskcache of paid answers keyed by full cache key, shared by every process of a project."""
+    """A diskcache of paid answers keyed by full cache key, shared by every process of a project,
+    with each process's pending log of answers not yet in it (:mod:`harness.refresh.pending`)."""
 
     def __init__(self, directory: Path, *, run: str = "", resume: bool = False,
                  ttl_s: float = JOURNAL_TTL_S) -> None:
@@ -86,6 +91,12 @@ class Journal:
         self._cache = open_state(directory, "journal", CONSEQUENCE)
         self._turn = _turn_of(directory)
         self._claims = Claims(directory, ttl_s=CLAIM_TTL_S, takeover=self._takeover)
+        self._pending = PendingLog(directory, self._fold)
+        try:
+            self._recover()
+        except BaseException:
+            self._cache.close()
+            raise
 
     @contextmanager
     def _guard(self) -> Iterator[None]:
@@ -99,13 +110,61 @@ class Journal:
         with self._turn:
             try:
                 yield
-            except (ForeignRow, sqlite3.DatabaseError) as exc:
+            except (ForeignRow, PendingLogError, sqlite3.DatabaseError, OSError) as exc:
                 raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
+
+    def _raw(self, name: str) -> Any:
+        """The journaled value of a row: this process's log, another process's, else the database.
+
+        A line of a log is newer than the database's row of the same name (a log is
+        emptied only after its answers were committed), so logs are read first.
+        """
+        mine = self._pending.get(name)
+        if mine is not None:
+            return mine
+        with self._guard():
+            for path in other_logs(self._pending.folder, self._pending.name):
+                theirs = read_log(path, name).get(name)
+                if theirs is not None:
+                    return theirs[0]
+            return self._cache.get(name, retry=True)
+
+    def _append(self, name: str, value: dict[str, Any]) -> None:
+        """Journal one answer: one line of the pending log (the batch's fold may follow)."""
+        try:
+            self._pending.append(name, value)
+        except (PendingLogError, sqlite3.DatabaseError, OSError) as exc:
+            raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
+
+    def _fold(self, answers: Folded) -> None:
+        """Write answers of a pending log into the database, in one transaction."""
+        now = time.time()
+        with self._guard(), self._cache.transact(retry=True):
+            for name, (value, at) in answers.items():
+                left = at + self._ttl_s - now
+                if left > 0:  # an answer journaled longer ago than the TTL has expired meanwhile
+                    self._cache.set(name, value, expire=left, retry=True)
+
+    def _recover(self) -> None:
+        """Fold the pending logs of dead processes into the database and delete them.
+
+        Each log in a write transaction of its own (the cross-process lock): two journals
+        opened at once fold a log once, and the second finds it gone.
+        """
+        with self._guard():
+            dead = list(dead_logs(self._pending.folder, self._pending.name,
+                                  this_host=self._pending.host, lapse_s=CLAIM_TTL_S))
+        for path in dead:
+            with self._takeover():
+                answers = read_log(path)
+                if answers:
+                    self._fold(answers)
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
 
     def lookup(self, key: str) -> JournaledAnswer | None:
         """The journaled answer of ``key`` this run may reuse: its own, or any with ``resume``."""
-        with self._guard():
-            raw = self._cache.get(f"answer:{key}", retry=True)
+        raw = self._raw(f"answer:{key}")
         if not isinstance(raw, dict):
             return None
         this_run = raw.get("run") == self.run and bool(self.run)
@@ -134,8 +193,7 @@ class Journal:
                  "iteration": call.iteration, "provider": call.provider, "model": call.model,
                  "purpose": call.purpose, "journaled": format_time(utc_now()),
                  "response": response_to_json(response)}
-        with self._guard():
-            self._cache.set(f"answer:{key}", value, expire=self._ttl_s, retry=True)
+        self._append(f"answer:{key}", value)
 
     def put_wire(self, key: str, call: ChatCall, api: str, answer: WireAnswer, *,
                  obtained: Obtained = "paid", run: str | None = None) -> None:
@@ -149,13 +207,11 @@ class Journal:
                  "purpose": call.purpose, "journaled": format_time(utc_now()),
                  "wire": {"api": api, "status": answer.status, "headers": dict(answer.headers),
                           "body": base64.b64encode(answer.body).decode("ascii")}}
-        with self._guard():
-            self._cache.set(f"answer:{key}", value, expire=self._ttl_s, retry=True)
+        self._append(f"answer:{key}", value)
 
     def lookup_wire(self, key: str) -> JournaledWire | None:
         """The journaled wire answer of ``key`` this run may reuse (its own, or any with ``resume``)."""
-        with self._guard():
-            raw = self._cache.get(f"answer:{key}", retry=True)
+        raw = self._raw(f"answer:{key}")
         if not isinstance(raw, dict) or not isinstance(wire := raw.get("wire"), dict):
             return None
         this_run = raw.get("run") == self.run and bool(self.run)
@@ -175,23 +231,44 @@ class Journal:
         return JournaledWire(str(wire["api"]), answer, obtained, this_run)
 
     def forget(self, keys: Iterable[str]) -> None:
-        """Drop answers that a finished run has materialised (one transaction for them all)."""
-        with self._guard(), self._cache.transact(retry=True):
-            for key in keys:
-                self._cache.delete(f"answer:{key}", retry=True)
+        """Drop answers that a finished run has materialised.
+
+        The pending log's other answers are folded into the database first (they are
+        still needed), those forgotten never are; the rows already folded are deleted
+        in one transaction.
+        """
+        names = frozenset(f"answer:{key}" for key in keys)
+
+        def delete() -> None:
+            with self._guard(), self._cache.transact(retry=True):
+                for name in names:
+                    self._cache.delete(name, retry=True)
+
+        try:
+            self._pending.fold(without=names, also=delete)
+        except (PendingLogError, sqlite3.DatabaseError, OSError) as exc:
+            raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
+
+    def _answers(self) -> dict[str, Any]:
+        """Every journaled answer by row name: the database's, then every log's over them."""
+        found: dict[str, Any] = {}
+        with self._guard():
+            for name in self._cache.iterkeys():
+                if str(name).startswith("answer:"):
+                    found[str(name)] = self._cache.get(name)
+            for path in other_logs(self._pending.folder, self._pending.name):
+                found.update((n, v) for n, (v, _) in read_log(path).items() if n.startswith("answer:"))
+        found.update((n, v) for n, (v, _) in list(self._pending.values.items()))
+        return {name: value for name, value in found.items() if value is not None}
 
     def earlier_answers(self) -> int:
         """Answers journaled by other runs that this run will not reuse (it was not resumed)."""
         if self.resume:
             return 0
-        with self._guard():
-            return sum(1 for k in self._cache.iterkeys() if str(k).startswith("answer:")
-                       and (v := self._cache.get(k)) is not None
-                       and isinstance(v, dict) and v.get("run") != self.run)
+        return sum(1 for v in self._answers().values() if isinstance(v, dict) and v.get("run") != self.run)
 
     def __len__(self) -> int:
-        with self._guard():
-            return sum(1 for k in self._cache.iterkeys() if str(k).startswith("answer:"))
+        return len(self._answers())
 
     # -- batches -----------------------------------------------------------------------------
 
@@ -252,8 +329,13 @@ class Journal:
             yield
 
     def close(self) -> None:
-        """Close the underlying database handles."""
-        self._cache.close()
+        """Fold the pending log into the database, delete it, close the database handles."""
+        try:
+            self._pending.close()
+        except (PendingLogError, sqlite3.DatabaseError, OSError) as exc:
+            raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
+        finally:
+            self._cache.close()
 
 
 _TURNS: dict[str, threading.RLock] = {}

@@ -172,6 +172,17 @@ MUTATIONS = (
              "harness/loading/discovery.py", "        if hidden:\n            problems.append(",
              "        if False:\n            problems.append(",
              ("tests/test_hardening_datasets.py::test_a_name_that_would_be_skipped_is_refused_in_run_and_check",)),
+    Mutation("journal-line-not-written", "a paid answer is held in memory only, not written to its log",
+             "harness/refresh/pending.py", "            _write_all(self._handle(), line)\n",
+             "            self._handle()\n",
+             ("tests/test_refresh_pending.py::test_a_process_killed_after_put_loses_no_answer",)),
+    Mutation("pending-logs-not-read", "a lookup does not read the other processes' pending logs",
+             "harness/refresh/journal.py",
+             "            for path in other_logs(self._pending.folder, self._pending.name):\n"
+             "                theirs",
+             "            for path in []:\n                theirs",
+             ("tests/test_refresh_pending.py::test_an_unfolded_answer_of_another_live_journal_is_found",
+              "tests/test_refresh_journal.py::test_a_live_claim_makes_another_process_wait_then_reuse_the_answer")),
 )
 
 
