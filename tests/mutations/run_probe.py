@@ -129,7 +129,7 @@ MUTATIONS = (
              "output = parse_output(agent, steps[0])",
              ("tests/test_behaviours_pinned.py::test_a_multi_step_counterexample_is_judged_on_its_last_answer",)),
     Mutation("strength-per-iteration", "assertion strength counts every iteration, not each scenario",
-             "harness/assertions/counterexamples.py", "if not found or scenario in seen:", "if not found:",
+             "harness/results/totals.py", "if found and scenario_id != self._last_counted:", "if found:",
              ("tests/test_behaviours_pinned.py::test_assertion_strength_counts_each_scenario_once_whatever_its_iterations",)),
     Mutation("not-contains-skips-lists", "tool-argument strings inside a list are not checked",
              "harness/assertions/text.py", "    if isinstance(value, list):\n        return [leaf",
