@@ -7,9 +7,11 @@ be written when the user turned it off.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -25,6 +27,15 @@ TEXTS = {
     "fr": "Votre voyage est réservé pour trois nuits, petit déjeuner compris.",
     "de": "Ihre Reise ist für drei Nächte gebucht, Frühstück inklusive.",
 }
+
+
+def _in_a_child(script: str, languages: object) -> Any:
+    """What ``script`` prints as JSON, run in a fresh process (the copy is mapped there, not
+    built) with the languages and :data:`TEXTS` as its two JSON arguments."""
+    done = subprocess.run([sys.executable, "-c", script, json.dumps(languages),
+                           json.dumps(list(TEXTS.values()))],
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)
 
 
 @pytest.fixture
@@ -69,12 +80,7 @@ def test_identification_from_the_copy_is_the_wheels(cache_root: Path) -> None:
         "assert type(ident.tk_nextmove) is memoryview, type(ident.tk_nextmove)\n"
         "print(json.dumps([list(ident.classify(t)) for t in json.loads(sys.argv[2])]))\n"
     )
-    import json
-
-    done = subprocess.run([sys.executable, "-c", script, json.dumps(among),
-                           json.dumps(list(TEXTS.values()))],
-                          capture_output=True, text=True, check=True)
-    found = json.loads(done.stdout)
+    found = _in_a_child(script, among)
     assert found == [list(reference.classify(t)) for t in TEXTS.values()]
     assert [language for language, _ in found] == list(TEXTS)
 
@@ -94,12 +100,7 @@ def test_every_candidate_set_of_one_process_identifies_as_the_wheel(cache_root: 
         "found.append([len(full.nb_classes)] + [list(full.classify(t)) for t in texts])\n"
         "print(json.dumps(found))\n"
     )
-    import json
-
-    done = subprocess.run([sys.executable, "-c", script, json.dumps(sets),
-                           json.dumps(list(TEXTS.values()))],
-                          capture_output=True, text=True, check=True)
-    found = json.loads(done.stdout)
+    found = _in_a_child(script, sets)
     for among, got in zip(sets, found, strict=False):
         reference = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=False)
         reference.set_languages(among)

@@ -101,8 +101,8 @@ def _shared_folder(folder: Path) -> Path:
 @dataclass(frozen=True, slots=True)
 class _Rare:
     """The fields most scenarios leave empty, held apart: a scenario that sets none of them
-    keeps one ``None`` instead of nine references to empty values (72 bytes at 50,000
-    scenarios is 3.6 MB)."""
+    shares one instance (:data:`_NO_RARE`) instead of nine references to empty values of its
+    own (72 bytes at 50,000 scenarios is 3.6 MB)."""
 
     context: str | None
     params: JsonObject
@@ -155,7 +155,7 @@ class Scenario:
     """The text of a single user turn, or every turn."""
     iterations: int
     expect: tuple[JsonObject, ...]
-    _rare: _Rare | None
+    _rare: _Rare
 
     def __init__(self, agent: str, tenant: str, name: str, file: Path, type: str,  # noqa: A002
                  description: str, messages: tuple[JsonObject, ...], context: str | None,
@@ -183,7 +183,7 @@ class Scenario:
         put(self, "expect", expect)
         rare = _Rare(context, params or _NO_MAPPING, judge, tags, tool_results or _NO_MAPPING,
                      counterexamples, rubric, equivalent_mutants, review or _NO_MAPPING)
-        put(self, "_rare", None if rare == _NO_RARE else rare)
+        put(self, "_rare", _NO_RARE if rare == _NO_RARE else rare)
 
     @property
     def file_name(self) -> str:
@@ -210,46 +210,46 @@ class Scenario:
 
     @property
     def context(self) -> str | None:
-        return self._rare.context if self._rare is not None else None
+        return self._rare.context
 
     @property
     def params(self) -> JsonObject:
-        return self._rare.params if self._rare is not None else _NO_MAPPING
+        return self._rare.params
 
     @property
     def judge(self) -> tuple[JsonObject, ...]:
-        return self._rare.judge if self._rare is not None else ()
+        return self._rare.judge
 
     @property
     def tags(self) -> tuple[str, ...]:
-        return self._rare.tags if self._rare is not None else ()
+        return self._rare.tags
 
     @property
     def tool_results(self) -> JsonObject:
         """Scripted results per tool name (one value, or a list used in call order)."""
-        return self._rare.tool_results if self._rare is not None else _NO_MAPPING
+        return self._rare.tool_results
 
     @property
     def counterexamples(self) -> tuple[JsonObject, ...]:
         """Known-wrong answers the hard assertions must reject (never keyed, never sent)."""
-        return self._rare.counterexamples if self._rare is not None else ()
+        return self._rare.counterexamples
 
     @property
     def rubric(self) -> tuple[JsonObject, ...]:
         """Rubric items (agent, tenant and scenario ones, resolved): graded pass/fail, never gating."""
-        return self._rare.rubric if self._rare is not None else ()
+        return self._rare.rubric
 
     @property
     def equivalent_mutants(self) -> tuple[JsonObject, ...]:
         """Generated mutants that are still right answers (``match`` glob, ``reason``): reported as
         equivalent, left out of the mutant strength (see :mod:`harness.mutants`)."""
-        return self._rare.equivalent_mutants if self._rare is not None else ()
+        return self._rare.equivalent_mutants
 
     @property
     def review(self) -> JsonObject:
         """Who last reviewed the scenario and its recorded answer (``reviewer``, ``reviewed_at``),
         copied into every per-test record; empty when nobody has."""
-        return self._rare.review if self._rare is not None else _NO_MAPPING
+        return self._rare.review
 
 
 #: The rare fields of a scenario that sets none of them.
