@@ -205,8 +205,8 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from harness.loading.project import load_project
-    from harness.running.api import serve_iteration
     from harness.running.options import run_options
+    from harness.running.serving import serve_iteration
 
     # serve's own flags, with run's meaning and rules (--scripted needs a recording mode)
     options = run_options({"scenario": (glob.escape(args.scenario_id),), "scripted": args.scripted,

@@ -14,7 +14,6 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from harness.cache.layout import worst_relative_path
 from harness.cache.rerecords import (
     FailedRerecord,
     failed_path,
@@ -28,10 +27,8 @@ from harness.cache.store import CacheStore
 from harness.core.clock import utc_now
 from harness.core.entities import REPLAY_FAILURES, Scenario
 from harness.core.errors import ConfigError
-from harness.documents.links import refuse_symlinks
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, load_dataset
-from harness.loading.selecting import require_selected
 from harness.refresh.ledger import Ledger
 from harness.requests.key import canonical_json, request_digest
 from harness.results.record import IterationResult
@@ -45,6 +42,7 @@ from harness.running.options import RunOptions as RunOptions  # re-exported: the
 from harness.running.options import validate_options as validate_options  # the library's option rules
 from harness.running.provenance_gate import gate, requirement
 from harness.running.scoring import metric_values, score_iteration
+from harness.running.selection import select_scenarios
 from harness.running.shards import plan_shard
 
 if TYPE_CHECKING:
@@ -89,11 +87,11 @@ class EvalSession:
         self.ledger = Ledger()
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
-        self._clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
-                                       self.ledger, run_id)
+        self.clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
+                                     self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call
             refuse_newer_format(config.cache)
-            self._clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
+            self.clients.prepare(self.dataset.agents[s.agent] for s in self.scenarios)
         self._lock = threading.Lock()
         self._started: set[tuple[str, int]] = set()
         self.summary = RunSummary(run_id=run_id,
@@ -144,8 +142,8 @@ class EvalSession:
         """Run, assert and write the record of one iteration, without adding it to the summary."""
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
-        client = self._clients.for_agent(agent).bind(scenario.id, iteration)
-        wire = (self._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+        client = self.clients.for_agent(agent).bind(scenario.id, iteration)
+        wire = (self.clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
                 if agent.at_the_wire else None)
         first = True
         if self.options.mode != "offline":  # a --batch run executes an iteration once per round:
@@ -219,12 +217,12 @@ class EvalSession:
         counts = self.summary.counts
         complete = not any(counts[status] for status in REPLAY_FAILURES)
         missing_stamp = not stamp_path(self.config.cache).is_file() and complete
-        if self.options.mode != "offline" and (self._clients.wrote_entries or missing_stamp):
+        if self.options.mode != "offline" and (self.clients.wrote_entries or missing_stamp):
             # A missing stamp alone is written by any recording run whose every call was
             # answered (the keys it read are current by definition): no paid refresh needed.
             self.store.sync()  # the entries are durable before the journal forgets their answers
             write_stamp(self.config.cache, ttl_days=self.config.ttl_days)
-        self._clients.settle(complete=not counts["error"])
+        self.clients.settle(complete=not counts["error"])
 
     def write_run_file(self, summary: RunSummary | None = None) -> None:
         """Write run.json for ``summary`` (the pytest controller passes the merged one)."""
@@ -256,24 +254,24 @@ class EvalSession:
 
     def note_journal(self, note: Callable[[str], None]) -> None:
         """Say so when an earlier run's journaled answers are left unused (no ``--resume``)."""
-        journal = self._clients.journal
+        journal = self.clients.journal
         if journal is not None and (earlier := journal.earlier_answers()):
             note(f"note: {earlier} answer(s) journaled by an earlier run are not reused: a refresh "
                  "pays for fresh answers (--resume reuses them without paying)")
 
     def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
         """The recorder a ``--batch`` run submits its rounds through."""
-        return self._clients.batch_recorder(note)
+        return self.clients.batch_recorder(note)
 
     def interrupted(self) -> RunInterrupted:
         """After Ctrl-C: keep everything paid for (the journal is not forgotten), say what resumes."""
         from harness.refresh.interrupt import interrupted
 
-        journal = self._clients.journal
+        journal = self.clients.journal
         pending = len(journal.pending_batches()) if journal is not None else 0
         folder = self.config.relative(journal.directory) if journal is not None else None
-        written = sum(client.written for client in self._clients.clients())
-        self._clients.settle(complete=False)
+        written = sum(client.written for client in self.clients.clients())
+        self.clients.settle(complete=False)
         return interrupted(written=written, journal=folder, pending_batches=pending)
 
 
@@ -400,86 +398,8 @@ def _run_parallel(session: EvalSession, plan: list[tuple[Scenario, int]], worker
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:
-    """The scenarios a run (or its ``--dry-run`` plan) covers: the one selection path.
-
-    A filter that selects nothing is refused (:func:`~harness.loading.selecting.require_selected`),
-    a cache tree with symbolic links is refused, and an ``--iterations`` override
-    must keep every cache path within the budget.
-    """
-    refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
-    scenarios = require_selected(options.selection, dataset.scenarios)
-    _check_iteration_override(config, scenarios, options.iterations)
-    return scenarios
-
-
-#: The most iterations a run may ask for (the scenario schema's own maximum).
-MAX_ITERATIONS = 100
-
-
-def _check_iteration_override(
-    config: HarnessConfig, scenarios: list[Scenario], iterations: int | None
-) -> None:
-    if iterations is None:
-        return
-    if iterations < 1:
-        raise ConfigError(f"--iterations must be at least 1, got {iterations}")
-    if iterations > MAX_ITERATIONS:  # 10**9 planned a billion iterations and ran out of memory
-        raise ConfigError(f"--iterations {iterations} is over the limit of {MAX_ITERATIONS}, the "
-                          "most a scenario may declare: every iteration is a cache entry to commit "
-                          f"and replay. Fix: give --iterations {MAX_ITERATIONS} or less")
-    cache_rel = config.relative(config.cache)
-    for scenario in scenarios:
-        worst = worst_relative_path(cache_rel, scenario.id, iterations)
-        if len(worst) > config.path_budget:
-            raise ConfigError(
-                f"--iterations {iterations}: {scenario.id} would need a {len(worst)}-character "
-                f"cache path, over the budget of {config.path_budget}")
-
-
 def _selection_record(options: RunOptions) -> dict[str, object]:
     s = options.selection
     return {"agents": list(s.agents), "tenants": list(s.tenants), "types": list(s.types),
             "scenarios": list(s.scenarios), "iterations": options.iterations,
             "mode": options.mode, "scripted": options.scripted}
-
-
-def serve_iteration(config: HarnessConfig, options: RunOptions, scenario_id: str, iteration: int, *,
-                    emit: Callable[[str], None], stop: threading.Event | None = None) -> int:
-    """``harness serve``: answer one scenario iteration's LLM API calls on a loopback endpoint
-    until interrupted (or ``stop`` is set); returns 1 when an exchange failed (a miss), else 0.
-
-    The endpoint answers under the same rules as a run (offline refusal with the miss
-    explanation, the record modes); nothing is written to eval-results.
-    """
-    from harness.wire.command import upstreams_of
-    from harness.wire.serve import ReplayEndpoint
-
-    session = EvalSession(config, options)
-    scenario = next((s for s in session.scenarios if s.id == scenario_id), None)
-    if scenario is None:
-        raise ConfigError(f"serve: no scenario {scenario_id} (give agent/tenant/name)")
-    if iteration < 0 or iteration >= session.iterations_of(scenario):
-        raise ConfigError(f"serve: {scenario_id} has iterations 0 to {session.iterations_of(scenario) - 1}")
-    agent = session.dataset.agents[scenario.agent]
-    client = session._clients.for_agent(agent).bind(scenario.id, iteration)
-    wire = session._clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
-    stop = stop or threading.Event()
-    with ReplayEndpoint(lambda: wire, upstreams=upstreams_of(agent)) as endpoint:
-        for name, value in endpoint.base_urls.items():
-            emit(f"{name}={value}")
-        emit(f"serving {scenario_id} iteration {iteration} ({options.mode}) on 127.0.0.1:{endpoint.port}; "
-             "Ctrl-C stops")
-        try:
-            while not stop.wait(0.2):
-                pass
-        except KeyboardInterrupt:
-            pass
-    session.update_stamp()
-    emit(f"{len(wire.exchanges)} exchange(s) answered, {len(wire.failures)} failed, "
-         f"{len(wire.errors)} refused")
-    for failure in wire.failures:
-        emit(str(failure))
-    for error in wire.errors:
-        emit(error)
-    return 1 if wire.failures or wire.errors else 0

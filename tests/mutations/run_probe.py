@@ -79,7 +79,7 @@ MUTATIONS = (
              "        return response\n",
              ("tests/test_guarantees.py::test_a_recording_call_returns_the_entry_read_back_not_the_providers_object",)),
     Mutation("iterations-budget-unchecked", "--iterations N is not checked against the path budget",
-             "harness/running/api.py", "if len(worst) > config.path_budget:", "if False:",
+             "harness/running/selection.py", "if len(worst) > config.path_budget:", "if False:",
              ("tests/test_guarantees.py::test_iterations_that_would_overflow_the_path_budget_are_refused_before_any_call",)),
     Mutation("replay-first-call-only", "unused counts only the first call of an iteration as read "
              "(the old key derivation)",
@@ -108,7 +108,7 @@ MUTATIONS = (
              "harness/cache/verify.py", "if moment.tzinfo is None:", "if False:",
              ("tests/test_entry_hostile.py::test_a_hostile_entry_is_the_same_named_reason_in_run_and_check",)),
     Mutation("symlinks-allowed-in-run", "run does not refuse symbolic links in the cache",
-             "harness/running/api.py",
+             "harness/running/selection.py",
              "refuse_symlinks(config.cache, config.relative(config.cache), config.relative)", "None",
              ("tests/test_entry_hostile.py::test_a_committed_symlink_in_the_cache_is_refused_by_run_and_check",)),
     # issue 19, item 13: survivors of every earlier test run, each now killed by one test
