@@ -24,6 +24,9 @@ from harness.requests.key import SHORT_KEY_LENGTH
 
 _DEPTH = 5  # agent / tenant / name / iteration / key16
 _SHORT_KEY = re.compile(rf"[0-9a-f]{{{SHORT_KEY_LENGTH}}}")
+#: The fields of entry.json an :class:`EntryRecord` keeps: its identity, its purpose (agent or
+#: judge), and where its answer came from (the rerecord guard).
+KEPT_FIELDS = ("key", "scenario", "iteration", "purpose", "provenance")
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,9 @@ class EntryRecord:
     scenario_id: str
     iteration: int | None
     meta: dict[str, Any] | None
-    """The parsed entry.json, or ``None`` when it is missing or unreadable."""
+    """What the guards read of the parsed entry.json (:data:`KEPT_FIELDS`), or ``None`` when it
+    is missing or unreadable. Not all of it: a survey holds every entry of the tree at once, and
+    the stored request is most of an entry (50,000 whole entries held 0.6 GB)."""
     problems: tuple[str, ...]
     created: datetime | None = None
     expires: datetime | None = None
@@ -114,5 +119,7 @@ def inspect_entry(folder: Path, location: Path) -> EntryRecord:
                 problems.append(f"unexpected {kind} '{child.name}'")
     found = verify_entry(str(folder), scenario_id, iteration, folder.name)
     problems.extend(found.problems)
-    return EntryRecord(folder, scenario_id, iteration, found.meta, tuple(problems), found.created,
+    kept = None if found.meta is None else {
+        name: found.meta[name] for name in KEPT_FIELDS if name in found.meta}
+    return EntryRecord(folder, scenario_id, iteration, kept, tuple(problems), found.created,
                        found.expires)
