@@ -133,12 +133,13 @@ class CacheStore:
         is ever deleted or rewritten here. The messages carry no re-record command: the
         caching client adds the one that fits the agent (:mod:`harness.core.rerecord`).
         """
+        short = short_key(key)
         folder = f"{self.root}/{entry_location(call.scenario_id, call.iteration, key)}"
-        found = verify_entry(folder, call.scenario_id, call.iteration, short_key(key))
+        found = verify_entry(folder, call.scenario_id, call.iteration, short)
         if found.absent:
             raise EntryAbsent(Path(folder), "no entry folder for this key")
         stored = found.key
-        if stored is not None and stored != key and stored[:len(short_key(key))] == short_key(key):
+        if stored is not None and stored != key and stored[:len(short)] == short:
             raise EntryAbsent(Path(folder), f"the folder holds another key ({stored[:24]}...) "
                                             "that shares the 16-character prefix")
         if found.status is not EntryStatus.INTACT or found.response is None or found.expires is None \
@@ -150,12 +151,13 @@ class CacheStore:
                 f"{call.scenario_id} iteration {call.iteration}: the entry at {folder} expired "
                 f"on {format_time(found.expires)} (recorded {format_time(found.created)}); it is kept "
                 "as it is.")
-        recorded = (found.meta or {}).get("provenance")
-        wire = (found.meta or {}).get("wire")
+        meta = found.meta or {}
+        recorded = meta.get("provenance")
+        wire = meta.get("wire")
         answer = None
         if isinstance(wire, dict) and found.payload is not None:
             answer = WireAnswer(int(wire["status"]), tuple(sorted(
-                (str(k), str(v)) for k, v in wire["headers"].items())), found.payload)
+                [(str(k), str(v)) for k, v in wire["headers"].items()])), found.payload)
         return Entry(folder, key, found.created, found.expires, found.response,
                      recorded if isinstance(recorded, dict) else None, answer)
 

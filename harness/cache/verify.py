@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import enum
 import hashlib
+import importlib
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from types import ModuleType
 from typing import Any
 
 from harness.cache.layout import CONTENTS_FILE, ENTRY_FILE
@@ -24,6 +26,7 @@ from harness.core.entities import ChatResponse, ToolCall, Usage
 from harness.documents.reading import NotAFile, read_file
 from harness.documents.strictload import load_json
 from harness.requests.key import SHORT_KEY_LENGTH
+from harness.wire.exchange import APIS
 
 _FULL_KEY = re.compile(r"[0-9a-f]{64}")
 
@@ -78,6 +81,27 @@ def parse_time(text: Any) -> datetime:
     return moment
 
 
+#: :func:`parse_time` answers by text: the entries of one recording share a handful of
+#: timestamps (seconds, written once per call), and a replay parses two per entry. Cleared
+#: when full, so a hostile tree of distinct stamps costs a parse each, never memory.
+_STAMPS: dict[str, datetime] = {}
+_STAMPS_MAX = 4096
+
+
+def _stamp(text: Any) -> datetime:
+    """:func:`parse_time`, remembered for a string (a datetime is immutable: sharing it is safe)."""
+    if type(text) is str:
+        found = _STAMPS.get(text)
+        if found is not None:
+            return found
+    moment = parse_time(text)
+    if type(text) is str:
+        if len(_STAMPS) >= _STAMPS_MAX:
+            _STAMPS.clear()
+        _STAMPS[text] = moment
+    return moment
+
+
 def response_from_json(data: Any) -> ChatResponse:
     """Rebuild a response; raises ``KeyError``/``TypeError``/``ValueError`` on a bad shape."""
     if not isinstance(data, dict):
@@ -112,7 +136,7 @@ def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: st
     if meta is not None:
         _check_identity(meta, short, scenario_id, iteration, problems)
         try:
-            created, expires = parse_time(meta["created"]), parse_time(meta["expires"])
+            created, expires = _stamp(meta["created"]), _stamp(meta["expires"])
         except (KeyError, TypeError, ValueError) as exc:
             problems.append(f"entry.json has no readable created/expires ({exc!r})")
         if payload is not None and hashlib.sha256(payload).hexdigest() != meta.get("contents_sha256"):
@@ -134,18 +158,29 @@ def verify_entry(folder: str, scenario_id: str, iteration: int | None, short: st
 
 def _wire_response(wire: Any, payload: bytes, problems: list[str]) -> ChatResponse | None:
     """The provider-neutral view of a wire entry's body (its assertions and reports read it)."""
-    from harness.wire.codecs import WireDecodeError, decode_answer
-    from harness.wire.exchange import APIS
-
+    codecs = _codecs()
     if not isinstance(wire, dict) or wire.get("api") not in APIS or not isinstance(wire.get("status"), int) \
             or not isinstance(wire.get("headers"), dict):
         problems.append("entry.json has no valid 'wire' object (api, status, headers)")
         return None
     try:
-        return decode_answer(wire["api"], payload, content_type=str(wire["headers"].get("content-type", "")))
-    except WireDecodeError as exc:
+        response: ChatResponse = codecs.decode_answer(
+            wire["api"], payload, content_type=str(wire["headers"].get("content-type", "")))
+        return response
+    except codecs.WireDecodeError as exc:
         problems.append(f"contents.data does not decode as a {wire['api']} answer ({exc})")
         return None
+
+
+_CODECS: list[ModuleType] = []
+
+
+def _codecs() -> ModuleType:
+    """:mod:`harness.wire.codecs`, imported on the first wire entry (a run of declared agents never
+    loads the four codecs) and then held: an import statement in the function ran per entry."""
+    if not _CODECS:
+        _CODECS.append(importlib.import_module("harness.wire.codecs"))
+    return _CODECS[0]
 
 
 #: :func:`_read_meta`'s answer when there is no entry.json at all (an absent entry, not a problem).

@@ -5,6 +5,7 @@ Not a test (pytest does not collect tests/benchmarks). Run it by hand:
     python tests/benchmarks/bench_sdk_replay.py                  # N = 100 and 1000, 5 repetitions
     python tests/benchmarks/bench_sdk_replay.py --sizes 50 500 --repeat 5
     python tests/benchmarks/bench_sdk_replay.py --no-harness     # floor and vcrpy only
+    python tests/benchmarks/bench_sdk_replay.py --against /old/checkout   # also that tree's harness
 
 The agent is ``tests/sdk_agents/openai_tools.py`` unchanged (Chat Completions,
 the client built at import time, a tool loop: two requests per scenario).
@@ -25,7 +26,9 @@ timed run replays offline:
     only ``entrypoint: "triage_agent:triage"``, the agent copied in as
     ``triage_agent.py``, N scenario files of one ``contains`` each), recorded with
     ``python -m harness run --record-missing`` against the fake, replayed with
-    ``python -m harness run -q`` with no key and no base URL in the environment.
+    ``python -m harness run -q`` with no key and no base URL in the environment;
+(c') with ``--against TREE``: the same replay of the same project with ``PYTHONPATH=TREE``
+    (another checkout's harness, e.g. the tree before a change), interleaved with the rest.
 
 Each way at each N is one fresh process (start-up included in its wall time;
 CPU is user + system of the process and its children, from getrusage). Every
@@ -123,10 +126,12 @@ def offline_env(extra: dict[str, str]) -> dict[str, str]:
 class Bench:
     """Records every way once, then times them."""
 
-    def __init__(self, work: Path, sizes: tuple[int, int], ways: tuple[str, ...]) -> None:
+    def __init__(self, work: Path, sizes: tuple[int, int], ways: tuple[str, ...],
+                 against: tuple[Path, ...] = ()) -> None:
         self.work = work
         self.sizes = sizes
-        self.ways = ways
+        self.against = against
+        self.ways = ways + tuple(harness_way(tree) for tree in against if "harness" in ways)
         self.commands: dict[tuple[str, int], tuple[list[str], dict[str, str], Path | None]] = {}
 
     def record(self) -> None:
@@ -172,6 +177,23 @@ class Bench:
             if "harness" in self.ways:
                 self.commands[("harness", n)] = ([sys.executable, "-m", "harness", "run", "-q"],
                                                  offline_env({}), self.work / f"harness-{n}")
+                for tree in self.against:  # cwd is the project: ``-m`` puts it first, not a checkout
+                    self.commands[(harness_way(tree), n)] = (
+                        [sys.executable, "-m", "harness", "run", "-q"],
+                        offline_env({"PYTHONPATH": str(tree.resolve())}), self.work / f"harness-{n}")
+        self.check_trees()
+
+    def check_trees(self) -> None:
+        """Each harness way imports the ``harness`` of its own tree (exit otherwise)."""
+        for way, tree in (("harness", BENCHMARKS.parents[1]),
+                          *((harness_way(t), t.resolve()) for t in self.against)):
+            if (way, self.sizes[0]) not in self.commands:
+                continue
+            _, env, cwd = self.commands[(way, self.sizes[0])]
+            found = subprocess.run([sys.executable, "-c", "import harness; print(harness.__file__)"],
+                                   env=env, cwd=cwd, capture_output=True, text=True, check=True)
+            if not Path(found.stdout.strip()).resolve().is_relative_to(tree):
+                raise SystemExit(f"{way} would import {found.stdout.strip()}, not the tree {tree}")
 
     def timed(self, way: str, n: int) -> Timing:
         cmd, env, cwd = self.commands[(way, n)]
@@ -198,6 +220,11 @@ class Bench:
             if not same:
                 raise SystemExit("an offline replay wrote under eval-cache/")
         return results
+
+
+def harness_way(tree: Path) -> str:
+    """The name of the way that replays with another tree's harness."""
+    return f"harness [{tree.name}]"
 
 
 def report(results: dict[tuple[str, int], list[Timing]], sizes: tuple[int, int],
@@ -237,23 +264,33 @@ def report(results: dict[tuple[str, int], list[Timing]], sizes: tuple[int, int],
     print("\n(marginal: median over repetitions of (T(N2) - T(N1)) / (N2 - N1); cost over floor: median "
           "[min..max] of the per-repetition differences with the floor)\n")
     verdicts: list[tuple[str, bool]] = []
-    if "harness" in ways:
+    for mine in (w for w in ways if w.startswith("harness")):
+        checked = mine == "harness"  # the targets are this tree's; another tree's lines are shown
         for peer in (w for w in ways if w.startswith("vcrpy")):
             for kind in ("wall", "cpu"):
-                theirs, ours = statistics.median(cost(peer, kind)), statistics.median(cost("harness", kind))
+                theirs, ours = statistics.median(cost(peer, kind)), statistics.median(cost(mine, kind))
                 ratio = f"{ours / theirs:.2f}" if theirs > 0 else "n/a (the peer's cost is within the noise)"
-                line = (f"harness cost over floor / {peer} cost over floor ({kind}): {ours:.3f} / "
+                line = (f"{mine} cost over floor / {peer} cost over floor ({kind}): {ours:.3f} / "
                         f"{theirs:.3f} ms = {ratio} (target <= {TARGET_COST_RATIO})")
-                if peer == "vcrpy":  # the target is against plain vcrpy; under pytest it is shown
+                if peer == "vcrpy" and checked:  # the target is against plain vcrpy
                     verdicts.append((line, theirs > 0 and ours / theirs <= TARGET_COST_RATIO))
                 else:
                     print(line)
         for kind in ("wall", "cpu"):
             whole = statistics.median(picks[kind](h) / picks[kind](f) for h, f in zip(
-                results[("harness", big)], results[("floor", big)], strict=True))
-            line = (f"harness whole replay @{big} / floor ({kind}, median of the repetitions' ratios): "
+                results[(mine, big)], results[("floor", big)], strict=True))
+            line = (f"{mine} whole replay @{big} / floor ({kind}, median of the repetitions' ratios): "
                     f"{whole:.2f} (target <= {TARGET_WHOLE_RATIO})")
-            verdicts.append((line, whole <= TARGET_WHOLE_RATIO))
+            if checked:
+                verdicts.append((line, whole <= TARGET_WHOLE_RATIO))
+            else:
+                print(line)
+    for old in (w for w in ways if w.startswith("harness [")):
+        for kind in ("wall", "cpu"):
+            pairs = [o / h for o, h in zip(cost(old, kind), cost("harness", kind), strict=True) if h > 0]
+            if pairs:
+                print(f"{old} cost over floor / harness cost over floor ({kind}, median of the "
+                      f"repetitions' ratios): {statistics.median(pairs):.2f}")
     print()
     for text, ok in verdicts:
         print(f"- [{'x' if ok else ' '}] {text}")
@@ -267,6 +304,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, help="keep the recordings here (default: a temp folder)")
     parser.add_argument("--no-harness", action="store_true", help="without the harness")
     parser.add_argument("--no-vcr-pytest", action="store_true", help="without vcrpy under pytest")
+    parser.add_argument("--against", type=Path, action="append", default=[], metavar="OLD_TREE",
+                        help="also replay with the harness of this source tree (repeatable)")
     parser.add_argument("--child", choices=("floor", "vcrpy"), help=argparse.SUPPRESS)
     parser.add_argument("--record", choices=("canned", "cassettes"), help=argparse.SUPPRESS)
     parser.add_argument("--n", type=int, help=argparse.SUPPRESS)
@@ -288,7 +327,10 @@ def main() -> int:
               f"sizes {sizes[0]} and {sizes[1]}, median of {args.repeat} rotated repetitions", flush=True)
         ways = tuple(w for w in WAYS if not (args.no_harness and w == "harness")
                      and not (args.no_vcr_pytest and w == "vcrpy+pytest"))
-        bench = Bench(work, sizes, ways)
+        from measure import compile_trees
+
+        compile_trees([BENCHMARKS.parents[1], *args.against])
+        bench = Bench(work, sizes, ways, tuple(args.against))
         bench.record()
         results = bench.run(args.repeat)
         ok = report(results, sizes, bench.ways)
