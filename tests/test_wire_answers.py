@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from harness.wire.answers import answer_response, pretty_json
+from harness.documents.jsonlayout import pretty_json
+from harness.wire.answers import answer_response
 
 PLAIN: list[Any] = [
     {"category": "shipping", "priority": "high", "reply": "Ihr Paket \u00e4 \u2603 \"quoted\" \\ \n tab\t"},
@@ -20,11 +21,13 @@ PLAIN: list[Any] = [
 
 @pytest.mark.parametrize("value", PLAIN, ids=range(len(PLAIN)))
 def test_plain_json_is_laid_out_exactly_as_json_dumps(value: Any) -> None:
-    assert pretty_json(value) == json.dumps(value, ensure_ascii=False, indent=2)
+    assert pretty_json(value, sort_keys=False) == json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def test_keys_keep_the_agent_s_order() -> None:
-    assert pretty_json({"b": 1, "a": 2}).index('"b"') < pretty_json({"b": 1, "a": 2}).index('"a"')
+    laid_out = pretty_json({"b": 1, "a": 2}, sort_keys=False)
+    assert laid_out.index('"b"') < laid_out.index('"a"')
+    assert pretty_json({"b": 1, "a": 2}, sort_keys=True) == json.dumps({"a": 2, "b": 1}, indent=2)
 
 
 @pytest.mark.parametrize("value", [
@@ -33,16 +36,16 @@ def test_keys_keep_the_agent_s_order() -> None:
     OrderedDict(a=1), {"sub": type("Text", (str,), {})("x")},
 ], ids=["keys", "tuple", "nan", "inf", "subclass-dict", "subclass-str"])
 def test_anything_else_is_what_json_dumps_writes(value: Any) -> None:
-    assert pretty_json(value) == json.dumps(value, ensure_ascii=False, indent=2)
+    assert pretty_json(value, sort_keys=False) == json.dumps(value, ensure_ascii=False, indent=2)
 
 
 def test_a_value_json_cannot_hold_raises_as_json_dumps_does() -> None:
     with pytest.raises(TypeError, match="not JSON serializable"):
-        pretty_json({"when": object()})
+        pretty_json({"when": object()}, sort_keys=False)
     looped: list[Any] = []
     looped.append(looped)
     with pytest.raises(ValueError, match="Circular reference"):
-        pretty_json(looped)
+        pretty_json(looped, sort_keys=False)
 
 
 def test_a_returned_dict_is_the_response_content() -> None:

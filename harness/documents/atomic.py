@@ -15,7 +15,6 @@ timed kill lands inside the window.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import secrets
 import shutil
@@ -23,6 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from harness.documents.jsonlayout import pretty_json
 from harness.documents.writing import named_write_errors
 
 #: Prefix of every temporary name (readers and guards ignore it; prune removes leftovers).
@@ -99,79 +99,10 @@ def json_bytes(value: Any) -> bytes:
     """Pretty, sorted JSON with a final newline: stable bytes and a readable git diff.
 
     The bytes are exactly ``json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2)``
-    and a newline. ``json`` drops its C encoder whenever ``indent`` is given, and every
-    recorded call writes two of these files, so plain JSON (dicts with string keys, lists,
-    strings, numbers, booleans, null) is laid out here with the C string encoder; anything
-    else (tuples, other keys, subclasses) goes through ``json.dumps`` itself.
+    and a newline, laid out at the C encoder's speed (:mod:`harness.documents.jsonlayout`):
+    every recorded call writes two of these files.
     """
-    parts: list[str] = []
-    try:
-        _pretty(value, parts, "\n")
-    except (_NotPlain, RecursionError):  # json.dumps says what is wrong (a cycle, too deep)
-        return (json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-    parts.append("\n")
-    return "".join(parts).encode("utf-8")
-
-
-class _NotPlain(Exception):
-    """A value :func:`_pretty` leaves to ``json.dumps``."""
-
-
-_encode_string = json.encoder.encode_basestring  # the C one, as json.dumps(ensure_ascii=False)
-_INFINITY = float("inf")
-
-
-def _pretty(value: Any, out: list[str], newline: str) -> None:
-    """Append the ``indent=2`` layout of ``value``; ``newline`` is a newline and the current
-    indentation (json.encoder's ``_make_iterencode``, for plain JSON only)."""
-    kind = type(value)
-    if kind is str:
-        out.append(_encode_string(value))
-    elif kind is dict:
-        if not value:
-            out.append("{}")
-            return
-        inner = newline + "  "
-        separator = "{" + inner
-        for key in sorted(value):  # raises TypeError on mixed keys, as json.dumps does
-            if type(key) is not str:
-                raise _NotPlain
-            out.append(separator)
-            out.append(_encode_string(key))
-            out.append(": ")
-            _pretty(value[key], out, inner)
-            separator = "," + inner
-        out.append(newline + "}")
-    elif kind is list:
-        if not value:
-            out.append("[]")
-            return
-        inner = newline + "  "
-        separator = "[" + inner
-        for item in value:
-            out.append(separator)
-            _pretty(item, out, inner)
-            separator = "," + inner
-        out.append(newline + "]")
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is float:
-        if value != value:
-            out.append("NaN")
-        elif value == _INFINITY:
-            out.append("Infinity")
-        elif value == -_INFINITY:
-            out.append("-Infinity")
-        else:
-            out.append(float.__repr__(value))
-    else:
-        raise _NotPlain
+    return (pretty_json(value, sort_keys=True) + "\n").encode("utf-8")
 
 
 def _write_bytes(path: str | Path, data: bytes) -> None:

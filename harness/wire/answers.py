@@ -9,10 +9,10 @@ tool calls assertions check come from the wire exchanges, not from here.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from harness.core.entities import ChatResponse
+from harness.documents.jsonlayout import pretty_json
 
 
 def answer_response(answer: Any) -> ChatResponse:
@@ -24,76 +24,11 @@ def answer_response(answer: Any) -> ChatResponse:
     if isinstance(answer, str):
         return ChatResponse(content=answer)
     if isinstance(answer, dict | list | int | float | bool):
-        return ChatResponse(content=pretty_json(answer))
+        return ChatResponse(content=pretty_json(answer, sort_keys=False))
     text = _sdk_text(answer)
     if text is not None:
         return ChatResponse(content=text, model=_attr(answer, "model"))
     return ChatResponse(content=str(answer))
-
-
-def pretty_json(value: Any) -> str:
-    """Exactly ``json.dumps(value, ensure_ascii=False, indent=2)``, keys in their own order.
-
-    ``json`` drops its C encoder whenever ``indent`` is given (8 us for a four-field answer,
-    paid by every iteration of an agent that returns a dict); plain JSON is laid out here
-    with the C string encoder (2 us), anything else (a tuple, a key that is no string, a
-    subclass, NaN) goes to ``json.dumps`` itself, which says what is wrong or how it writes it.
-    """
-    parts: list[str] = []
-    try:
-        _layout(value, parts, "\n")
-    except (_NotPlain, RecursionError):
-        return json.dumps(value, ensure_ascii=False, indent=2)
-    return "".join(parts)
-
-
-class _NotPlain(Exception):
-    """A value :func:`_layout` leaves to ``json.dumps``."""
-
-
-_encode_string = json.encoder.encode_basestring  # the C one, as json.dumps(ensure_ascii=False)
-_INFINITIES = (float("-inf"), float("inf"))
-
-
-def _layout(value: Any, out: list[str], newline: str) -> None:
-    """Append the ``indent=2`` layout of ``value``; ``newline`` is a newline and the current
-    indentation."""
-    kind = type(value)
-    if kind is str:
-        out.append(_encode_string(value))
-    elif kind is dict or kind is list:
-        if not value:
-            out.append("{}" if kind is dict else "[]")
-            return
-        inner = newline + "  "
-        separator = ("{" if kind is dict else "[") + inner
-        if kind is dict:
-            for key, item in value.items():
-                if type(key) is not str:
-                    raise _NotPlain
-                out.append(separator)
-                out.append(_encode_string(key))
-                out.append(": ")
-                _layout(item, out, inner)
-                separator = "," + inner
-        else:
-            for item in value:
-                out.append(separator)
-                _layout(item, out, inner)
-                separator = "," + inner
-        out.append(newline + ("}" if kind is dict else "]"))
-    elif value is None:
-        out.append("null")
-    elif value is True:
-        out.append("true")
-    elif value is False:
-        out.append("false")
-    elif kind is int:
-        out.append(int.__repr__(value))
-    elif kind is float and value == value and value not in _INFINITIES:
-        out.append(float.__repr__(value))
-    else:
-        raise _NotPlain
 
 
 def _sdk_text(answer: Any) -> str | None:
