@@ -83,18 +83,21 @@ class Journal:
     with each process's pending log of answers not yet in it (:mod:`harness.refresh.pending`)."""
 
     def __init__(self, directory: Path, *, run: str = "", resume: bool = False,
-                 ttl_s: float = JOURNAL_TTL_S) -> None:
+                 ttl_s: float = JOURNAL_TTL_S, claim_locks: bool | None = None) -> None:
+        """``claim_locks``: claims as byte-range locks or as files (default: locks where
+        ``fcntl`` exists; :mod:`harness.refresh.claims`)."""
         self.directory = directory
         self.run = run
         self.resume = resume
         self._ttl_s = ttl_s
         self._cache = open_state(directory, "journal", CONSEQUENCE)
         self._turn = _turn_of(directory)
-        self._claims = Claims(directory, ttl_s=CLAIM_TTL_S, takeover=self._takeover)
+        self._claims = Claims(directory, ttl_s=CLAIM_TTL_S, takeover=self._takeover, locks=claim_locks)
         self._pending = PendingLog(directory, self._fold)
         try:
             self._recover()
         except BaseException:
+            self._claims.close()
             self._cache.close()
             raise
 
@@ -300,10 +303,11 @@ class Journal:
     def claim(self, key: str, *, wait_s: float = CLAIM_TTL_S) -> Iterator[None]:
         """Hold ``key`` across processes while its answer is paid for and written.
 
-        A claim is a file (:mod:`harness.refresh.claims`), not a row: taking and
-        dropping it writes nothing to the database. A claim left by a dead process on
-        this host is taken over at once; one from another host lapses after
-        :data:`CLAIM_TTL_S`.
+        A claim is a byte-range lock of the journal's lock file, or a file where there
+        is no ``fcntl`` (:mod:`harness.refresh.claims`), never a row: taking and
+        dropping it writes nothing to the database. A lock dies with its process; a
+        claim file left by a dead process on this host is taken over at once, one
+        from another host lapses after :data:`CLAIM_TTL_S`.
         """
         deadline = time.monotonic() + wait_s
         while True:
@@ -335,6 +339,7 @@ class Journal:
         except (PendingLogError, sqlite3.DatabaseError, OSError) as exc:
             raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
         finally:
+            self._claims.close()
             self._cache.close()
 
 
