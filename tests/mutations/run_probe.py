@@ -193,6 +193,10 @@ MUTATIONS = (
              "harness/refresh/claims.py", "            if self._remove_dead(path):",
              "            if True:",
              ("tests/test_journal_claims.py::test_a_claim_file_of_another_host_waits_until_it_lapses",)),
+    Mutation("row-names-never-reread", "a journal lookup trusts the row keys it read first, whatever was "
+             "committed since", "harness/refresh/rownames.py",
+             "        if self._data_version() != self._version:", "        if self._version is None:",
+             ("tests/test_journal_rownames.py::test_an_answer_another_process_folded_after_a_lookup_is_found_in_the_database",)),
 )
 
 
