@@ -202,3 +202,27 @@ def first_again(folder: Path) -> Iterator[Journal]:
         yield journal
     finally:
         journal.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_takes_a_claim_its_parent_held_once_the_parent_released_it(tmp_path: Path) -> None:
+    folder = tmp_path / "journal"
+    journal = Journal(folder, claim_locks=True)
+    read_end, write_end = os.pipe()
+    with journal.claim("k"):
+        child = os.fork()
+        if child == 0:  # the child: its parent's lock is not its own, and the kernel still has it
+            code = 1
+            try:
+                os.close(write_end)
+                os.read(read_end, 1)  # the parent released the claim
+                with journal.claim("k", wait_s=2):
+                    code = 0
+            finally:
+                os._exit(code)
+    os.close(read_end)
+    os.write(write_end, b"x")
+    os.close(write_end)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    journal.close()

@@ -207,6 +207,7 @@ class _LockFile:
     One per file and process (:meth:`open`): POSIX locks are the process's, so the
     table, not the kernel, keeps two threads apart, and the descriptor is closed only
     when no :class:`Claims` uses it (closing it drops every lock the process holds).
+    A forked child inherits the tables but none of the locks: it empties them.
     """
 
     _open: dict[str, _LockFile] = {}
@@ -242,6 +243,15 @@ class _LockFile:
                 self.held.clear()
                 os.close(self.fd)
 
+    @classmethod
+    def after_fork_in_child(cls) -> None:
+        """A forked child holds none of its parent's locks (POSIX locks are not inherited):
+        it starts with empty tables, and new mutexes (another thread may have held one)."""
+        cls._registry = threading.Lock()
+        for found in cls._open.values():
+            found.held = set()
+            found.mutex = threading.Lock()
+
     def take(self, offset: int) -> bool:
         """Lock the byte at ``offset`` without waiting; False while a thread or process holds it."""
         assert fcntl is not None
@@ -264,3 +274,7 @@ class _LockFile:
             if offset in self.held:
                 fcntl.lockf(self.fd, fcntl.LOCK_UN, 1, offset)
                 self.held.discard(offset)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_LockFile.after_fork_in_child)
