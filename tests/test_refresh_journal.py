@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -29,9 +28,8 @@ from conftest import REPO_ROOT, Project
 from harness.cache.store import CacheStore
 from harness.core.clock import utc_now
 from harness.core.entities import ChatCall, ChatResponse
-from harness.core.errors import ProviderError
 from harness.refresh import journal_dir
-from harness.refresh.journal import CLAIM_TTL_S, Journal
+from harness.refresh.journal import Journal
 from harness.requests.key import compute_key
 
 
@@ -220,48 +218,6 @@ def journal_answers(project: Project) -> int:
         journal.close()
 
 
-def test_a_claim_left_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal")
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)
-    stale = f"{socket.gethostname()} {dead.stdout.strip()} abcd"
-    claim = Path(journal._claims.path("k"))
-    claim.parent.mkdir(parents=True, exist_ok=True)
-    claim.write_text(stale, encoding="utf-8")
-    started = time.monotonic()
-    with journal.claim("k"):
-        assert claim.read_text(encoding="utf-8") not in ("", stale)
-    assert time.monotonic() - started < 1.0
-    assert not claim.exists() and list(journal._claims.held()) == []
-    journal.close()
-
-
-def test_a_claim_of_another_host_waits_until_it_lapses(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal")
-    claim = Path(journal._claims.path("k"))
-    claim.parent.mkdir(parents=True, exist_ok=True)
-    claim.write_text("another-host 1 abcd", encoding="utf-8")
-    with pytest.raises(ProviderError, match="another process has been recording"), \
-            journal.claim("k", wait_s=0.1):
-        pass
-    assert claim.read_text(encoding="utf-8") == "another-host 1 abcd"  # never removed while live
-    lapsed = time.time() - CLAIM_TTL_S - 10
-    os.utime(claim, (lapsed, lapsed))
-    with journal.claim("k", wait_s=0.1):
-        assert claim.read_text(encoding="utf-8").startswith(socket.gethostname())
-    assert not claim.exists()
-    journal.close()
-
-
-def test_a_released_claim_that_was_taken_over_is_left_to_its_new_holder(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal")
-    claim = Path(journal._claims.path("k"))
-    with journal.claim("k"):
-        claim.write_text("another-host 1 efgh", encoding="utf-8")  # as a takeover would leave it
-    assert claim.read_text(encoding="utf-8") == "another-host 1 efgh"
-    journal.close()
-
-
 def test_a_live_claim_makes_another_process_wait_then_reuse_the_answer(tmp_path: Path) -> None:
     first, second = Journal(tmp_path / "j", run="r1"), Journal(tmp_path / "j", run="r1")
     call = ChatCall("a/b/c", 0, "openai", "m", {"messages": []})
@@ -294,24 +250,3 @@ def test_the_journal_lives_outside_the_committed_cache(project: Project, server:
     assert not any(p.suffix in (".db", ".db-wal") for p in project.cache.rglob("*"))
     gitignore = (REPO_ROOT / ".gitignore").read_text()
     assert "eval-results/" in gitignore
-
-
-def test_threads_taking_their_first_claims_at_once_all_get_them(tmp_path: Path) -> None:
-    journal = Journal(tmp_path / "journal")
-    shutil.rmtree(journal._claims.directory)  # as if deleted under a running journal
-    taken: list[str] = []
-    start = threading.Barrier(16)
-
-    def take(index: int) -> None:
-        start.wait()
-        with journal.claim(f"k{index}", wait_s=2):
-            taken.append(f"k{index}")
-
-    threads = [threading.Thread(target=take, args=(i,)) for i in range(16)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(10)
-    assert sorted(taken) == sorted(f"k{i}" for i in range(16))
-    assert list(journal._claims.held()) == []
-    journal.close()

@@ -3,8 +3,9 @@
 All state lives under ``<results>/.refresh/`` (git-ignored with the results,
 never inside the committed cache): ``journal/`` and ``ratelimit/`` are
 diskcache folders that several processes (pytest-xdist workers, two terminals)
-share safely; ``journal/claims/`` and ``journal/pending/`` hold each process's
-claims and the answers it journaled and the database does not hold yet.
+share safely; ``journal/claims.lock`` (byte-range locks, where ``fcntl`` exists)
+or ``journal/claims/`` (files) holds each process's claims, and ``journal/pending/``
+the answers it journaled and the database does not hold yet.
 
 Stage ``recording``: the state of a paid refresh below the clients that use it (journal,
 ledger, rate limit, deferral, prices, Ctrl-C). The steps that drive a whole run (the

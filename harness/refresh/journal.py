@@ -43,8 +43,9 @@ from harness.core.clock import utc_now
 from harness.core.entities import ChatCall, ChatResponse, JsonObject
 from harness.core.errors import ProviderError
 from harness.refresh.claims import Claims
-from harness.refresh.jsondisk import ForeignRow, open_state, state_error
+from harness.refresh.jsondisk import DB_FILE, ForeignRow, open_state, state_error, stored_key
 from harness.refresh.pending import Folded, PendingLog, PendingLogError, dead_logs, other_logs, read_log
+from harness.refresh.rownames import RowNames
 from harness.wire.exchange import APIS, WireAnswer
 
 #: How long an answer of an unfinished refresh is kept for the re-run (a week).
@@ -83,18 +84,28 @@ class Journal:
     with each process's pending log of answers not yet in it (:mod:`harness.refresh.pending`)."""
 
     def __init__(self, directory: Path, *, run: str = "", resume: bool = False,
-                 ttl_s: float = JOURNAL_TTL_S) -> None:
+                 ttl_s: float = JOURNAL_TTL_S, claim_locks: bool | None = None) -> None:
+        """``claim_locks``: claims as byte-range locks or as files (default: locks where
+        ``fcntl`` exists; :mod:`harness.refresh.claims`)."""
         self.directory = directory
         self.run = run
         self.resume = resume
         self._ttl_s = ttl_s
         self._cache = open_state(directory, "journal", CONSEQUENCE)
         self._turn = _turn_of(directory)
-        self._claims = Claims(directory, ttl_s=CLAIM_TTL_S, takeover=self._takeover)
+        self._claims = Claims(directory, ttl_s=CLAIM_TTL_S, takeover=self._takeover, locks=claim_locks)
         self._pending = PendingLog(directory, self._fold)
+        try:
+            self._rows = RowNames(directory / DB_FILE)
+        except sqlite3.Error as exc:
+            self._claims.close()
+            self._cache.close()
+            raise state_error(directory, "journal", CONSEQUENCE, exc) from None
         try:
             self._recover()
         except BaseException:
+            self._rows.close()
+            self._claims.close()
             self._cache.close()
             raise
 
@@ -117,7 +128,8 @@ class Journal:
         """The journaled value of a row: this process's log, another process's, else the database.
 
         A line of a log is newer than the database's row of the same name (a log is
-        emptied only after its answers were committed), so logs are read first.
+        emptied only after its answers were committed), so logs are read first. The
+        database is read only when it may hold the row (:mod:`harness.refresh.rownames`).
         """
         mine = self._pending.get(name)
         if mine is not None:
@@ -127,6 +139,8 @@ class Journal:
                 theirs = read_log(path, name).get(name)
                 if theirs is not None:
                     return theirs[0]
+            if not self._rows.may_hold(stored_key(self._cache, name)):
+                return None
             return self._cache.get(name, retry=True)
 
     def _append(self, name: str, value: dict[str, Any]) -> None:
@@ -300,10 +314,11 @@ class Journal:
     def claim(self, key: str, *, wait_s: float = CLAIM_TTL_S) -> Iterator[None]:
         """Hold ``key`` across processes while its answer is paid for and written.
 
-        A claim is a file (:mod:`harness.refresh.claims`), not a row: taking and
-        dropping it writes nothing to the database. A claim left by a dead process on
-        this host is taken over at once; one from another host lapses after
-        :data:`CLAIM_TTL_S`.
+        A claim is a byte-range lock of the journal's lock file, or a file where there
+        is no ``fcntl`` (:mod:`harness.refresh.claims`), never a row: taking and
+        dropping it writes nothing to the database. A lock dies with its process; a
+        claim file left by a dead process on this host is taken over at once, one
+        from another host lapses after :data:`CLAIM_TTL_S`.
         """
         deadline = time.monotonic() + wait_s
         while True:
@@ -335,6 +350,9 @@ class Journal:
         except (PendingLogError, sqlite3.DatabaseError, OSError) as exc:
             raise state_error(self.directory, "journal", CONSEQUENCE, exc) from None
         finally:
+            self._claims.close()
+            with self._turn:
+                self._rows.close()
             self._cache.close()
 
 

@@ -30,7 +30,8 @@ from harness.core.errors import HarnessError
 #: Written into every folder this module creates; a folder with rows and without it is an old one.
 FORMAT_KEY = "harness:format"
 FORMAT = "json-1"
-_DB = "cache.db"
+DB_FILE = "cache.db"
+_DB = DB_FILE
 #: Pages of write-ahead log between two checkpoints (each one fsyncs the database).
 WAL_CHECKPOINT_PAGES = 4096
 
@@ -75,6 +76,11 @@ class JsonOnlyDisk(diskcache.JSONDisk):  # type: ignore[misc]
             kind = "a pickled value" if mode == diskcache.core.MODE_PICKLE else "a value that is not JSON"
             raise ForeignRow(kind)
         return super().fetch(mode, filename, value, read)
+
+
+def stored_key(cache: diskcache.Cache, name: str) -> bytes:
+    """The bytes a string key is stored as in the database of ``cache`` (its ``key`` column)."""
+    return _compressed_key(name, cache.disk.compress_level)
 
 
 @functools.lru_cache(maxsize=8192)

@@ -183,6 +183,20 @@ MUTATIONS = (
              "            for path in []:\n                theirs",
              ("tests/test_refresh_pending.py::test_an_unfolded_answer_of_another_live_journal_is_found",
               "tests/test_refresh_journal.py::test_a_live_claim_makes_another_process_wait_then_reuse_the_answer")),
+    Mutation("claim-locks-not-kept-apart-by-thread", "two threads of a process both take one byte-range "
+             "claim (POSIX locks are the process's: only the table keeps them apart)",
+             "harness/refresh/claims.py",
+             "            if offset in self.held:\n                return False\n            try:",
+             "            try:",
+             ("tests/test_journal_claims.py::test_two_journals_of_one_process_exclude_each_other_and_closing_one_keeps_the_others_claims",)),
+    Mutation("legacy-claim-file-ignored", "a lock claim ignores the claim file an older process holds",
+             "harness/refresh/claims.py", "            if self._remove_dead(path):",
+             "            if True:",
+             ("tests/test_journal_claims.py::test_a_claim_file_of_another_host_waits_until_it_lapses",)),
+    Mutation("row-names-never-reread", "a journal lookup trusts the row keys it read first, whatever was "
+             "committed since", "harness/refresh/rownames.py",
+             "        if self._data_version() != self._version:", "        if self._version is None:",
+             ("tests/test_journal_rownames.py::test_an_answer_another_process_folded_after_a_lookup_is_found_in_the_database",)),
 )
 
 
