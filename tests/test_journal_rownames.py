@@ -84,3 +84,19 @@ def test_row_names_see_a_commit_of_any_other_connection(tmp_path: Path) -> None:
     finally:
         names.close()
         writer.close()
+
+
+def test_a_table_laid_out_otherwise_makes_every_key_possible(tmp_path: Path) -> None:
+    """diskcache's table is not its public API: a layout the query does not fit must not crash
+    a lookup, nor skip a row; every key may then be held (each lookup reads through diskcache)."""
+    from harness.refresh.rownames import RowNames
+
+    db = tmp_path / "other.db"
+    with sqlite3.connect(db) as connection:
+        connection.execute("CREATE TABLE Cache (name BLOB)")  # no key, no raw column
+    rows = RowNames(db)
+    try:
+        assert rows.may_hold(b"answer:anything")
+        assert rows.may_hold(b"answer:anything-else")
+    finally:
+        rows.close()

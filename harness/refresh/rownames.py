@@ -15,7 +15,11 @@ for the pragma against 40 us for the ``get`` in a tight loop).
 
 Keys are compared as stored (:func:`harness.refresh.jsondisk.stored_key`:
 diskcache's bytes of a JSON key); a key in the set is still read through
-diskcache, which checks its expiry and decodes its value.
+diskcache, which checks its expiry and decodes its value. The set is read from
+diskcache's own table (``Cache``: ``key``, ``raw``), which is not its public API:
+if a diskcache release lays it out otherwise, the query fails and every key
+"may be held" from then on, so each lookup reads through diskcache as before
+(slower, never wrong).
 """
 
 from __future__ import annotations
@@ -34,11 +38,19 @@ class RowNames:
                                            check_same_thread=False)
         self._version: int | None = None
         self._keys: frozenset[bytes] = frozenset()
+        self._usable = True
+        """False once the table could not be read: then every key may be held."""
 
     def may_hold(self, key: bytes) -> bool:
         """False only when no row has ``key`` (as stored); True when one may (read it to know)."""
-        if self._data_version() != self._version:
-            self._reread()
+        if not self._usable:
+            return True
+        try:
+            if self._data_version() != self._version:
+                self._reread()
+        except sqlite3.Error:  # diskcache's table is laid out otherwise: read through it
+            self._usable = False
+            return True
         return key in self._keys
 
     def _data_version(self) -> int:
