@@ -86,7 +86,7 @@ def test_every_option_is_on_both_sides_or_one_sided_with_a_reason(
     assert drift(cli, plugin) == []
     # what the table says is one-sided, today (a change here is a decision, made in the table)
     assert {s.name for s in SPECS if s.fronts == CLI} == {
-        "concurrency", "dry-run", "progress-interval", "batch", "batch-poll",
+        "concurrency", "jobs", "dry-run", "progress-interval", "batch", "batch-poll",
         "batch-retry-errors", "quiet", "mutants", "fail-under", "report"}
     assert {s.name for s in SPECS if s.fronts == PYTEST} == {"evals"}
 

@@ -243,6 +243,12 @@ CATALOGUE: tuple[ErrorCode, ...] = (
        "Give every shard run of one selection once (`python -m harness docs ci`, section "
        "Sharding); download a shard's results again when its run.json is unreadable.",
        "harness.report.merge.MergeRefused"),
+    _e("eval-job-failed", 2,
+       "A forked job of `run --jobs N` died (a signal, the OOM killer) or the harness failed "
+       "inside it; the run writes no run.json, the records the jobs wrote stay in the run folder.",
+       "Read the job's traceback or signal in the message; re-run without --jobs to see the "
+       "failure in one process, and report a traceback of the harness itself as a bug.",
+       "harness.running.jobs.JobFailed"),
     _e("eval-output-failed", None,
        "Standard output is closed or cannot be written; the rest of the output is dropped, "
        "records and reports are written as usual.",

@@ -36,6 +36,7 @@ from harness.results.recordwriter import ResultWriter
 from harness.results.runsummary import RunSummary, new_run_id
 from harness.running.factory import ClientFactory
 from harness.running.iteration import run_iteration, with_counterexamples
+from harness.running.jobs import can_fork, run_jobs
 from harness.running.options import DEFAULT_CONCURRENCY as DEFAULT_CONCURRENCY  # re-exported
 from harness.running.options import Mode as Mode  # re-exported: the mode of RunOptions
 from harness.running.options import RunOptions as RunOptions  # re-exported: the library API's options
@@ -105,6 +106,15 @@ class EvalSession:
             self.summary.stamp_problem = "" if stamp.ok else str(stamp)
         if warning := self.rerecord_warning():
             self.summary.notes.append(warning)
+
+    def write_records_as(self, worker: str) -> None:
+        """From now on write this process's records to ``records-<worker>.jsonl`` of the same run
+        folder (a forked job of ``--jobs``: :mod:`harness.running.jobs`)."""
+        self._writer = ResultWriter(self.config.results, self.summary.run_id, worker)
+
+    def close_records(self) -> None:
+        """Close this process's records file (a forked job, before it exits)."""
+        self._writer.close()
 
     def iterations_of(self, scenario: Scenario) -> int:
         """How many iterations a scenario runs (the override, else its own count)."""
@@ -336,6 +346,8 @@ def _run_session(session: EvalSession, on_result: Callable[[IterationResult], No
                 session.summary.add(result)
                 if on_result is not None:
                     on_result(result)
+        elif offline and session.options.jobs > 1 and planned > 1 and can_fork():
+            run_jobs(session, session.options.jobs, on_result)
         elif offline or workers <= 1:
             for scenario, iteration in session.pairs():
                 result = session.run_one(scenario, iteration)

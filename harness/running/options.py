@@ -80,6 +80,8 @@ class RunOptions:
     """Run only this shard of the selection (:mod:`harness.running.shards`); run.json records the split."""
     mutants: bool = False
     """Judge generated mutants of every answer (:mod:`harness.mutants`; no model call)."""
+    jobs: int = 1
+    """Offline runs: replay in this many forked processes after one load (:mod:`harness.running.jobs`)."""
 
 
 class OptionsInvalid(ConfigError):
@@ -120,6 +122,11 @@ def option_problems(options: RunOptions, flag: Mapping[str, str]) -> list[str]:
         problems.append(f"{flag['iterations']} must be at least 1, got {options.iterations}")
     if not (_is_int(options.concurrency) and options.concurrency >= 1):
         problems.append(f"{flag['concurrency']} must be at least 1, got {options.concurrency}")
+    if not (_is_int(options.jobs) and options.jobs >= 1):
+        problems.append(f"{flag['jobs']} must be at least 1 (or auto), got {options.jobs}")
+    elif options.jobs > 1 and recording:
+        problems.append(f"{flag['jobs']} applies only to an offline run (a recording run waits on "
+                        f"the provider and overlaps its calls with {flag['concurrency']})")
     paid = recording and not options.scripted
     for name, used in (("resume", options.resume), ("batch", options.batch)):
         if used and not paid:
@@ -195,6 +202,7 @@ def run_options(values: Mapping[str, object], front: Front = "cli") -> RunOption
         max_calls=cast("int | None", value["max_calls"]), resume=bool(value["resume"]),
         batch=bool(value["batch"]), batch_poll_s=cast(float, value["batch_poll"]),
         batch_retry_errors=bool(value["batch_retry_errors"]), mutants=bool(value["mutants"]),
+        jobs=cast(int, value["jobs"]),
         shard=None if shard is None else ShardSpec(
             shard[0], shard[1], durations, flags=(flag["shard"], flag["shard_durations"])),
     )

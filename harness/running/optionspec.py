@@ -41,6 +41,19 @@ def parse_shard(value: str) -> tuple[int, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def parse_jobs(value: str) -> int:
+    """``--jobs N|auto``: a whole number of at least 1, or ``auto`` (the cores this process may use)."""
+    import os
+
+    if value.strip().lower() == "auto":
+        cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+        return max(1, len(cores) if cores else (os.cpu_count() or 1))
+    if not value.strip().isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give the number of processes, 1 or more, "
+                                         "or auto (one per core)")
+    return int(value)
+
+
 class OptionSpec(NamedTuple):
     """One run option as both front ends declare it.
 
@@ -112,6 +125,11 @@ SPECS: tuple[OptionSpec, ...] = (
     OptionSpec("concurrency", _RECORDING + "iterations recorded in parallel (default 8); offline "
                "runs are serial", type=int, metavar="N", fronts=CLI,
                one_sided="pytest runs one item at a time: parallel items are pytest-xdist's -n"),
+    OptionSpec("jobs", "offline: replay in N processes forked after one load of the datasets "
+               "(auto: one per core; default 1); one run folder, one summary, the same records",
+               type=parse_jobs, default=1, metavar="N", fronts=CLI,
+               one_sided="pytest's own parallel runner is pytest-xdist's -n, which the plugin "
+                         "supports"),
     OptionSpec("dry-run", _RECORDING + "print the plan (calls, estimated tokens and cost) and exit "
                "0 without calling anything", action="store_true", fronts=CLI,
                one_sided="a recording pytest session prints the same plan before its first item, "
