@@ -19,6 +19,8 @@ What is timed, on the same files, each command in a process of its own:
   harness (``PYTHONPATH=TREE``), e.g. the commit before a change;
 * ``pytest --evals`` (serial and ``-n 2``): the plugin, one item per scenario;
 * ``harness check``: every guard (git, attributes, integrity, unused, secrets...);
+* ``harness run --jobs 2`` (``--jobs N``; 0: not timed): the same run forked after the load,
+  one job per core; it buys wall time, not CPU (compare its wall column);
 * floor (a): ``floor_loop.py``, a plain loop that parses the scenario files, hashes
   the same canonical requests, reads and parses the entries, applies the checks;
 * floor (b): the same loop as one trivial pytest item per scenario (serial, ``-n 2``);
@@ -126,6 +128,9 @@ def commands(root: Path, n: int, args: argparse.Namespace, work: Path) -> list[C
     # sys.path, before PYTHONPATH, so started from a checkout every tree ran that checkout's code
     out = [Command("harness run", n, run, cwd=root, clean=results),
            Command("floor (a) loop", n, [py, str(BENCHMARKS / "floor_loop.py"), str(root)])]
+    if args.jobs > 1:  # both cores: wall, not CPU, is what --jobs buys
+        out.append(Command(f"harness run --jobs {args.jobs}", n, [*run, "--jobs", str(args.jobs)],
+                           cwd=root, clean=results))
     for tree in args.against:
         env = dict(synth.bench_env(), PYTHONPATH=str(tree.resolve()))
         out.append(Command(f"harness run [{tree.name}]", n, run, cwd=root, clean=results, env=env))
@@ -272,6 +277,8 @@ def main() -> int:
                         help="another source tree of the harness to time beside this one (repeatable)")
     parser.add_argument("--work", type=Path, default=Path.home() / ".cache/harness-bench/projects")
     parser.add_argument("--fresh", action="store_true", help="regenerate the projects")
+    parser.add_argument("--jobs", type=int, default=2,
+                        help="also time `harness run --jobs N` (0 or 1: not timed)")
     parser.add_argument("--no-pytest", dest="pytest", action="store_false")
     parser.add_argument("--no-check", dest="check", action="store_false")
     parser.add_argument("--no-prime", dest="prime", action="store_false",

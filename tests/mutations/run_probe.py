@@ -197,6 +197,15 @@ MUTATIONS = (
              "committed since", "harness/refresh/rownames.py",
              "        if self._data_version() != self._version:", "        if self._version is None:",
              ("tests/test_journal_rownames.py::test_an_answer_another_process_folded_after_a_lookup_is_found_in_the_database",)),
+    Mutation("jobs-fold-in-arrival-order", "a run of --jobs folds its records job after job, not in "
+             "plan order", "harness/running/jobs.py",
+             'records.sort(key=lambda r: (order[r["scenario"]], int(r["iteration"])))',
+             "records.sort(key=lambda r: 0)",
+             ("tests/test_run_jobs.py::test_more_jobs_than_scenarios_and_a_selection",)),
+    Mutation("jobs-dead-job-ignored", "a job killed by a signal is not a failure: the run sums what "
+             "the others sent", "harness/running/jobs.py",
+             "if os.WIFSIGNALED(status):", "if False:",
+             ("tests/test_run_jobs.py::test_a_job_that_dies_fails_the_run_and_names_it",)),
 )
 
 
