@@ -5,6 +5,7 @@ Not a test (pytest does not collect it): run it by hand.
 
     python tests/benchmarks/bench_refresh_concurrency.py [--scenarios 128] [--latency 0.05]
     python tests/benchmarks/bench_refresh_concurrency.py --against /old/checkout   # before/after
+    python tests/benchmarks/bench_refresh_concurrency.py --folder /tmp --folder /dev/shm  # disk vs tmpfs
 
 It starts an OpenAI-compatible server on 127.0.0.1, in a process of its own (a
 real provider does not share our interpreter lock), that answers every request
@@ -36,6 +37,15 @@ and CPU slope between N/4 and N scenarios (each level also runs N/4), its
 speed-up over the slope at the first level, and that speed-up over the ideal
 marginal speed-up ``(N - N/4) / (ceil(N / c) - ceil(N/4 / c))``. Both are
 printed; neither replaces the other.
+
+Where the projects are written matters as much as the code: a recorded call
+creates two folders and a temporary one and two files (the atomic entry
+write), and on the ext4 disk of a shared virtual machine each of those costs
+0.1-1 ms of kernel CPU, against a few microseconds on tmpfs. ``--folder DIR``
+(repeatable; default the system's temporary folder) runs every variant with
+its projects under DIR, and the filesystem type is printed beside it: the
+CPU per call on tmpfs is the harness's own work, the difference on the disk
+is the filesystem's.
 """
 
 from __future__ import annotations
@@ -46,6 +56,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -140,7 +151,7 @@ from pathlib import Path
 from bench_refresh_concurrency import make_project
 from harness.running.api import RunOptions, run_evals
 from harness.loading.config import load_config
-with tempfile.TemporaryDirectory() as folder:
+with tempfile.TemporaryDirectory(dir=sys.argv[6] or None) as folder:
     root = Path(folder)
     make_project(root, url + "/v1", int(scenarios))
     config = load_config(root)
@@ -151,12 +162,31 @@ with tempfile.TemporaryDirectory() as folder:
 """
 
 
-def refresh(tree: str, url: str, scenarios: int, concurrency: int) -> dict[str, float]:
+def filesystem(folder: str) -> str:
+    """The filesystem type ``folder`` is on (the longest mount point above it, /proc/self/mounts)."""
+    path = os.path.realpath(folder or tempfile.gettempdir())
+    best, kind = "", "?"
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as mounts:
+            for line in mounts:
+                parts = line.split()
+                point = parts[1]
+                inside = path == point or path.startswith(point.rstrip("/") + "/")
+                if len(parts) > 2 and inside and len(point) > len(best):
+                    best, kind = point, parts[2]
+    except OSError:
+        pass
+    return kind
+
+
+def refresh(tree: str, url: str, scenarios: int, concurrency: int,
+            folder: str = "") -> dict[str, float]:
     """Wall and CPU time of one ``--refresh-cache`` of a fresh project, in a process of its own."""
     tests = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ, OPENAI_API_KEY=TEST_KEY, PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run([sys.executable, "-c", CHILD, tree, tests, url, str(scenarios),
-                           str(concurrency)], capture_output=True, text=True, env=env, check=False)
+                           str(concurrency), folder], capture_output=True, text=True, env=env,
+                          check=False)
     if done.returncode != 0:
         raise SystemExit(f"refresh failed ({tree or 'this tree'}, c={concurrency}):\n{done.stderr[-3000:]}")
     result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
@@ -180,10 +210,22 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
     parser.add_argument("--against", type=Path, action="append", default=[],
                         help="another source tree of the harness to time beside this one (repeatable)")
+    parser.add_argument("--folder", action="append", default=[],
+                        help="write the projects under this folder (repeatable: each is a variant; "
+                        "default the system's temporary folder)")
     args = parser.parse_args()
     measure.compile_trees([Path(__file__).resolve().parents[2], *args.against])
     n, small = args.scenarios, max(args.scenarios // 4, 1)
-    trees = {"this tree": ""} | {t.name: str(t.resolve()) for t in args.against}
+    sources = {"this tree": ""} | {t.name: str(t.resolve()) for t in args.against}
+    folders = args.folder or [""]
+    trees: dict[str, tuple[str, str]] = {}
+    for name, source in sources.items():
+        for folder in folders:
+            where = folder or tempfile.gettempdir()
+            label = f"{name} on {where} ({filesystem(folder)})" if len(folders) > 1 else name
+            trees[label] = (source, folder)
+    if len(folders) == 1:
+        print(f"projects under {folders[0] or tempfile.gettempdir()} ({filesystem(folders[0])})")
     print(f"{n} scenarios, server latency {args.latency * 1000:.0f} ms, {args.repeat} repetitions "
           f"interleaved (rotated, primed); {measure.load()}\n", flush=True)
     variants = [f"{name}|{level}|{size}" for name in trees for level in args.levels
@@ -191,7 +233,8 @@ def main() -> int:
     with server_process(args.latency) as url:
         def one(variant: str) -> dict[str, float]:
             name, level, size = variant.split("|")
-            return refresh(trees[name], url, int(size), int(level))
+            source, folder = trees[name]
+            return refresh(source, url, int(size), int(level), folder)
 
         runs = measure.interleaved(variants, args.repeat, one, say=lambda t: print(t, flush=True))
     print(f"\n{measure.load()}\n")
