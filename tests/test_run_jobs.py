@@ -133,6 +133,16 @@ def test_more_jobs_than_scenarios_and_a_selection(project: Project, tmp_path: Pa
     assert code == 1
 
 
+def test_jobs_inside_one_shard_read_like_that_shard_run_serially(project: Project,
+                                                                 tmp_path: Path) -> None:
+    _demo(project)
+    code = assert_jobs_read_like_the_serial_run(project.root, _twin(project, tmp_path), 2,
+                                                "--shard", "2/2")
+    assert code in (0, 1)
+    data = json.loads((_only_run(project.root) / "run.json").read_text(encoding="utf-8"))
+    assert data["selection"]["shard"]["index"] == 2  # a shard run, mergeable as before
+
+
 def test_the_examples_with_two_jobs_read_like_the_serial_run(tmp_path: Path) -> None:
     roots = []
     for name in ("serial", "forked"):
