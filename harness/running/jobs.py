@@ -21,6 +21,7 @@ names the job and quotes its traceback. A record already written stays on disk.
 
 from __future__ import annotations
 
+import gc
 import os
 import pickle
 import selectors
@@ -94,6 +95,9 @@ def run_jobs(session: Session, jobs: int,
     shares = deal(session.scenarios, jobs, session.iterations_of)
     sys.stdout.flush()  # nothing buffered before the fork is printed twice
     sys.stderr.flush()
+    # The loaded dataset is shared copy-on-write; a collection in a job would walk (and write
+    # the headers of) every inherited object, copying their pages: frozen, it never does.
+    gc.freeze()
     started: list[_Job] = []
     try:
         for number, share in enumerate(shares, start=1):
@@ -110,6 +114,7 @@ def run_jobs(session: Session, jobs: int,
         records += found
         if error is not None or job.number in problems:
             failures.append((job, error if error is not None else problems[job.number]))
+    gc.unfreeze()
     if failures:
         _raise(failures)
     order = {s.id: n for n, s in enumerate(session.scenarios)}
