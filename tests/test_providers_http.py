@@ -10,16 +10,8 @@ import pytest
 from provider_server import TEST_KEY, ProviderServer, Reply, openai_answer
 
 from harness.core.errors import ProviderError
-from harness.providers.http import (
-    RetryPolicy,
-    Transport,
-    excerpt,
-    join_url,
-    may_hold_secret,
-    parse_retry_after,
-    redact,
-    scrub_answer,
-)
+from harness.providers.http import RetryPolicy, Transport, join_url, parse_retry_after
+from harness.providers.redaction import excerpt, may_hold_secret, redact, scrub_answer
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.02, retry_after_cap_s=0.2)
 

@@ -19,7 +19,7 @@ from harness.check.context import CheckContext
 from harness.clients.base import credential_variable
 from harness.core.errors import ConfigError
 from harness.providers.credentials import read_env_file
-from harness.providers.http import MIN_SECRET_CHARS
+from harness.providers.redaction import MIN_SECRET_CHARS
 
 #: Always watched: the variables of the providers the harness ships.
 DEFAULT_VARIABLES = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")
@@ -53,7 +53,7 @@ def configured_secrets(ctx: CheckContext, environ: Mapping[str, str] | None = No
                        ) -> tuple[list[ConfiguredSecret], str]:
     """The values to look for, and a problem reading the credentials file (``""`` if none).
 
-    Values shorter than :data:`~harness.providers.http.MIN_SECRET_CHARS` are the
+    Values shorter than :data:`~harness.providers.redaction.MIN_SECRET_CHARS` are the
     placeholders local servers accept (``local``, ``ollama``): searching for them
     would flag ordinary words, so they are skipped.
     """

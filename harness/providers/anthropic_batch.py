@@ -27,7 +27,7 @@ from harness.providers.batching import (
     provider_secrets,
     required_id,
 )
-from harness.providers.http import scrub_answer
+from harness.providers.redaction import scrub_answer
 
 
 class AnthropicBatchAPI:

@@ -27,8 +27,8 @@ from harness.providers.batching import (
     provider_secrets,
     required_id,
 )
-from harness.providers.http import scrub_answer
 from harness.providers.openai import OpenAIProvider, from_wire, to_wire
+from harness.providers.redaction import scrub_answer
 
 ENDPOINT = "/v1/chat/completions"
 COMPLETION_WINDOW = "24h"

@@ -49,7 +49,8 @@ from typing import Any, Final
 
 from harness.core.errors import ProviderError
 from harness.providers.batching import MAX_REQUESTS, BatchStatus, json_lines, json_object, required_id
-from harness.providers.http import RetryPolicy, Transport, redact, scrub_answer
+from harness.providers.http import RetryPolicy, Transport
+from harness.providers.redaction import redact, scrub_answer
 from harness.wire.exchange import (
     CHAT,
     EMBEDDINGS,
