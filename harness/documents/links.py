@@ -12,7 +12,6 @@ reading through some links and refusing others.
 from __future__ import annotations
 
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,48 +55,13 @@ def through_link(path: Path, root: Path) -> bool:
     return base.is_symlink()
 
 
-class SymlinkWalk:
-    """:func:`symlinks_under` run in a thread of its own, started early and read later.
-
-    The walk of a large cache is nearly all kernel time (one directory listing
-    per folder: 30,000 folders at 10,000 scenarios, about 0.3 s, no faster with
-    GNU ``find``), and ``os.scandir`` releases the GIL while it lists. A run starts
-    the walk of its cache before it parses the datasets, so the listing overlaps
-    the YAML work on another core; :meth:`links` waits for it and re-raises
-    whatever the walk raised. Nothing is read through a link either way: the run
-    refuses before its first call.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._found: list[Path] = []
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._walk, name="harness-symlink-walk", daemon=True)
-        self._thread.start()
-
-    def _walk(self) -> None:
-        try:
-            self._found = symlinks_under(self.root)
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader, who raises it
-            self._error = exc
-
-    def links(self) -> list[Path]:
-        """The links under the root, sorted (waits for the walk; raises what it raised)."""
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._found
-
-
-def refuse_symlinks(root: Path, shown_root: str, relative: Callable[[Path], str] = str,
-                    walk: SymlinkWalk | None = None) -> None:
+def refuse_symlinks(root: Path, shown_root: str, relative: Callable[[Path], str] = str) -> None:
     """Raise :class:`~harness.core.errors.SymlinkError` (exit 2) naming every link under ``root``.
 
     ``run`` calls it on the cache root before any call: a run that passes on the
-    machine with the link would fail in a fresh clone. ``walk``, when given, is
-    that walk already started (:class:`SymlinkWalk` of the same root).
+    machine with the link would fail in a fresh clone.
     """
-    links = walk.links() if walk is not None and walk.root == root else symlinks_under(root)
+    links = symlinks_under(root)
     if links:
         rule = RULE.format(root=f"{shown_root}/")
         listed = "\n  ".join(f"{relative(link)}: {rule}" for link in links)

@@ -27,7 +27,6 @@ from harness.cache.store import CacheStore
 from harness.core.clock import utc_now
 from harness.core.entities import REPLAY_FAILURES, Scenario
 from harness.core.errors import ConfigError
-from harness.documents.links import SymlinkWalk
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, load_dataset
 from harness.refresh.ledger import Ledger
@@ -75,9 +74,8 @@ class EvalSession:
         self.config = config
         self.options = options or RunOptions()
         validate_options(self.options)
-        cache_walk = SymlinkWalk(config.cache)  # the cache's listing overlaps the YAML parse
         self.dataset = dataset or load_dataset(config)
-        self.scenarios = select_scenarios(config, self.dataset, self.options, cache_walk)
+        self.scenarios = select_scenarios(config, self.dataset, self.options)
         self.shard_record: dict[str, Any] | None = None
         """What run.json records of the split when this run is one shard (else None)."""
         if self.options.shard is not None:

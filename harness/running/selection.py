@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from harness.cache.layout import worst_relative_path
 from harness.core.entities import Scenario
 from harness.core.errors import ConfigError
-from harness.documents.links import SymlinkWalk, refuse_symlinks
+from harness.documents.links import refuse_symlinks
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset
 from harness.loading.selecting import require_selected
@@ -22,17 +22,14 @@ if TYPE_CHECKING:
     from harness.running.options import RunOptions
 
 
-def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions,
-                     cache_walk: SymlinkWalk | None = None) -> list[Scenario]:
+def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:
     """The scenarios a run (or its ``--dry-run`` plan) covers: the one selection path.
 
     A filter that selects nothing is refused (:func:`~harness.loading.selecting.require_selected`),
-    a cache tree with symbolic links is refused (``cache_walk``: that walk, started
-    before the load so that it overlaps it), and an ``--iterations`` override
+    a cache tree with symbolic links is refused, and an ``--iterations`` override
     must keep every cache path within the budget.
     """
-    refuse_symlinks(config.cache, config.relative(config.cache), config.relative,  # not in a clone
-                    walk=cache_walk)
+    refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
     scenarios = require_selected(options.selection, dataset.scenarios)
     check_iteration_override(config, scenarios, options.iterations)
     return scenarios
