@@ -32,6 +32,8 @@ from typing import Any
 STAGES: tuple[tuple[int, str, str, str], ...] = (
     (0, "harness.loading.datasets", "load_dataset", "load the dataset (YAML, schemas)"),
     (0, "harness.running.api", "EvalSession.run_one", "one iteration, all of it"),
+    (1, "harness.loading.datasets", "Dataset.request_for", "build the request (declared agents)"),
+    (1, "harness.requests.key", "canonical_json", "canonical JSON (request, key)"),
     (1, "harness.execute.execution", "call_agent", "the agent's call (SDK + wire answers)"),
     (2, "harness.wire.intercept", "_wire_request", "read the SDK's request"),
     (2, "harness.wire.binding", "WireBinding.begin", "answer it from the cache"),
@@ -45,6 +47,8 @@ STAGES: tuple[tuple[int, str, str, str], ...] = (
     (1, "harness.assertions.answer", "answer_verdicts", "assertions"),
     (1, "harness.running.scoring", "score_iteration", "scoring (judges, metrics)"),
     (1, "harness.results.recordwriter", "ResultWriter.write", "write the record"),
+    (2, "harness.results.record", "IterationResult.to_json", "the record's fields (both projections)"),
+    (1, "harness.results.totals", "RunTotals.add", "fold into the run's totals"),
     (1, "harness.requests.key", "request_digest", "request digest"),
 )
 
