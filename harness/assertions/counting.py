@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.assertions import measures
-from harness.assertions.structured import Checker, Kind, Result, Subject, prepared_kind, show
-from harness.assertions.text import at_label, run_on_texts
+from harness.assertions.structured import Checker, Kind, prepared_kind, show
+from harness.assertions.text import at_label, texts_checker
 
 
 def _spec(raw: Any) -> dict[str, Any]:
@@ -62,10 +62,7 @@ def _kind(noun: str, measure: Callable[[str], tuple[int, str]]) -> Kind:
                 return True, f"{said}, {bounds}"
             return False, f"expected {noun} {bounds}, found {said} in {show(text)}"
 
-        def check(subject: Subject) -> Result:
-            return run_on_texts(spec, subject, noun, test)
-
-        return check
+        return texts_checker(spec, noun, test)
 
     return prepared_kind(prepare, label, lambda raw: _lint(raw) + _path_problems(raw))
 

@@ -136,11 +136,21 @@ def _run(spec: dict[str, Any], subject: Subject, kind: str, test: _Test) -> Resu
 
 
 def _runner(spec: dict[str, Any], kind: str, test: _Test) -> Checker:
-    """The checker that applies a prepared per-text ``test`` to the texts ``spec`` selects."""
-    def check(subject: Subject) -> Result:
-        return _run(spec, subject, kind, test)
+    """The checker that applies a prepared per-text ``test`` to the texts ``spec`` selects.
 
-    return check
+    Without ``path`` or ``tool`` the one text is the response's: tested at once, with what
+    :func:`_run` would answer for a single text without a prefix (most items are such)."""
+    if "path" in spec or "tool" in spec:
+        def check(subject: Subject) -> Result:
+            return _run(spec, subject, kind, test)
+
+        return check
+
+    def check_response(subject: Subject) -> Result:
+        passed, reason = test(subject.output.text)
+        return ("pass" if passed else "reject"), reason
+
+    return check_response
 
 
 _Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
@@ -496,5 +506,6 @@ KINDS: dict[str, Kind] = {
 
 #: For the kinds of other modules (``counting``, ``language``) that read texts the same way.
 run_on_texts = _run
+texts_checker = _runner
 at_label = _at
 path_lint = _path_lint
