@@ -574,10 +574,10 @@ def test_every_assertion_runs_after_a_reject_in_order() -> None:
 
 
 def test_a_crashing_assertion_rejects_with_the_exception(monkeypatch: pytest.MonkeyPatch) -> None:
-    def boom(value: str, spec: Any) -> str:
+    def boom(value: str, form: Any, fold: bool) -> str:
         raise RuntimeError("normaliser exploded")
 
-    monkeypatch.setattr(text, "_prepare", boom)
+    monkeypatch.setattr(text, "_normalised", boom)
     expect = [{"equals": "x"}, {"tool_not_called": "x"}]
     first, second = evaluate(expect, text_output("x"), output_kind="text", output_schema=None)
     assert first == Verdict("equals 'x'", "reject",

@@ -37,7 +37,7 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 )
 
 from harness.assertions import counting, jsonpath, language, structured, text, tools
-from harness.assertions.structured import Kind, OutputKind, Subject
+from harness.assertions.structured import Checker, Kind, OutputKind, Subject
 from harness.core.entities import AgentOutput, Outcome, Verdict
 from harness.documents.fastschema import Check, compile_schema
 
@@ -103,7 +103,7 @@ class CheckedItem(dict[str, Any]):
     items again for every iteration. Treat it as immutable.
     """
 
-    __slots__ = ("kind_label", "origin", "when")
+    __slots__ = ("kind_label", "origin", "prepared", "when")
 
     def __init__(self, *args: Any, origin: str = "scenario", when: Mapping[str, Any] | None = None,
                  **kwargs: Any) -> None:
@@ -112,6 +112,9 @@ class CheckedItem(dict[str, Any]):
         """The verdict label (its ``name``, else one built from the spec), once computed."""
         self.origin = origin
         """Where the item was declared: ``agent``, ``tenant`` or ``scenario`` (rules declared once)."""
+        self.prepared: Checker | None = None
+        """Its kind's checker of its spec (:attr:`Kind.prepare`), made at its first evaluation
+        (an item of an agent the run leaves out never pays for it), then kept."""
         self.when: Mapping[str, Any] = when or _NO_WHEN
         """Per-answer conditions of an inherited item (``actual``, ``present``, ``tools``)."""
 
@@ -191,33 +194,59 @@ def evaluate(
     output_kind: OutputKind,
     output_schema: Mapping[str, Any] | None,
     selections: jsonpath.Selections | None = None,
+    origins: bool = False,
 ) -> list[Verdict]:
     """One verdict per ``expect`` item, in order; every item runs, nothing raises.
-    ``selections``: the memo of ``output.parsed``'s paths the caller already filled."""
+    ``selections``: the memo of ``output.parsed``'s paths the caller already filled.
+    ``origins``: each verdict carries its item's level (``scenario`` for a plain mapping), so
+    that a caller recording them does not build every verdict a second time to add it."""
     if selections is None or selections.doc is not output.parsed:
         selections = jsonpath.Selections(output.parsed)
     subject = Subject(output, output_kind, output_schema, selections)
-    return [_evaluate_one(item, subject) for item in expect]
+    return [_evaluate_checked(item, subject, item.origin if origins else "")
+            if type(item) is CheckedItem
+            else _evaluate_one(item, subject, "scenario" if origins else "") for item in expect]
 
 
-def _evaluate_one(item: Mapping[str, Any], subject: Subject) -> Verdict:
-    checked = item if type(item) is CheckedItem else None
-    label = checked.kind_label if checked is not None and checked.kind_label else _fallback_label(item)
+def _evaluate_checked(item: CheckedItem, subject: Subject, origin: str) -> Verdict:
+    """A checked item's verdict: its label and checker are made at its first evaluation."""
     try:
-        problems = () if checked is not None else check_item(item)
+        checker = item.prepared if item.prepared is not None else _prepare(item)
+        outcome, reason = checker(subject)
+    except Exception as exc:  # noqa: BLE001 - a crashing check must reject, not stop the run
+        return Verdict(item.kind_label or _fallback_label(item), "reject",
+                       f"{CRASH_PREFIX}{type(exc).__name__}: {exc}", origin, crashed=True)
+    return Verdict(item.kind_label, outcome, reason, origin)
+
+
+def _prepare(item: CheckedItem) -> Checker:
+    """Label a checked item and make its checker, once: both depend on the item alone. A
+    preparation that raises keeps nothing, so every evaluation crashes alike."""
+    kind_name = next(key for key in item if key in REGISTRY)
+    kind, spec = REGISTRY[kind_name], item[kind_name]
+    if not item.kind_label:
+        name = item.get("name")
+        item.kind_label = name if isinstance(name, str) else kind.label(spec)
+    checker = item.prepared = kind.checker(spec)
+    return checker
+
+
+def _evaluate_one(item: Mapping[str, Any], subject: Subject, origin: str = "") -> Verdict:
+    """An item no loader checked: checked first (a malformed one rejects), then run."""
+    label = _fallback_label(item)
+    try:
+        problems = check_item(item)
         if problems:
-            return Verdict(label, "reject", "invalid assertion: " + "; ".join(problems))
+            return Verdict(label, "reject", "invalid assertion: " + "; ".join(problems), origin)
         kind_name = next(key for key in item if key in REGISTRY)
         kind, spec = REGISTRY[kind_name], item[kind_name]
-        if checked is None or not checked.kind_label:
-            name = item.get("name")
-            label = name if isinstance(name, str) else kind.label(spec)
-            if checked is not None:
-                checked.kind_label = label  # a label depends on the item alone: made once
+        name = item.get("name")
+        label = name if isinstance(name, str) else kind.label(spec)
         outcome, reason = kind.check(spec, subject)
     except Exception as exc:  # noqa: BLE001 - a crashing check must reject, not stop the run
-        return Verdict(label, "reject", f"{CRASH_PREFIX}{type(exc).__name__}: {exc}", crashed=True)
-    return Verdict(label, outcome, reason)
+        return Verdict(label, "reject", f"{CRASH_PREFIX}{type(exc).__name__}: {exc}", origin,
+                       crashed=True)
+    return Verdict(label, outcome, reason, origin)
 
 
 def overall(verdicts: Iterable[Verdict]) -> Outcome:

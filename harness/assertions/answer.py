@@ -10,6 +10,7 @@ then the implicit ``tool_schema`` check of every tool call the answer made.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from harness.assertions import CheckedItem, assertion_label, evaluate
 from harness.assertions.jsonpath import Selections
@@ -24,32 +25,39 @@ def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> li
     """The scenario's ``expect`` verdicts in order, then ``tool_schema`` when tools were called.
 
     An inherited item whose per-answer ``when`` does not fit this answer gives
-    ``not_evaluated`` with the reason; every verdict carries its item's level.
+    ``not_evaluated`` with the reason; every verdict carries its item's level, given as it
+    is made (:func:`evaluate` with ``origins``), so no verdict is built twice.
     """
-    runnable = []
-    skipped: dict[int, Verdict] = {}
     selections = Selections(output.parsed)  # the answer's paths, selected once for all items
-    for index, item in enumerate(scenario.expect):
-        when = item.when if type(item) is CheckedItem else {}
-        problem = runtime_problem(when, output, agent.decision_path, selections) if when else None
-        if problem is None:
-            runnable.append(item)
-        else:
-            skipped[index] = Verdict(assertion_label(item), "not_evaluated", problem)
-    found = iter(evaluate(runnable, output, output_kind=agent.output,
-                          output_schema=agent.output_schema, selections=selections))
-    verdicts = []
-    for index, item in enumerate(scenario.expect):
-        verdict = skipped.get(index) or next(found)
-        origin = item.origin if type(item) is CheckedItem else "scenario"
-        # spelled out: dataclasses.replace() cost as much as the check it labels
-        verdicts.append(verdict if verdict.origin == origin else Verdict(
-            verdict.assertion, verdict.outcome, verdict.reason, origin, verdict.crashed))
+    expect = scenario.expect
+    skipped = _skipped(agent, expect, output, selections)
+    if skipped:
+        runnable = [item for index, item in enumerate(expect) if index not in skipped]
+    else:
+        runnable = list(expect)
+    verdicts = evaluate(runnable, output, output_kind=agent.output,
+                        output_schema=agent.output_schema, selections=selections, origins=True)
+    for index in sorted(skipped):  # ascending: each lands at its own index of the full list
+        verdicts.insert(index, skipped[index])
     tools = output.wire_tools if output.wire_tools is not None else agent.tools  # an SDK agent's own
     schema = tool_schema_verdict(tools, agent.tool_schema, output)
     if schema is not None:
         verdicts.append(schema)
     return verdicts
+
+
+def _skipped(agent: Agent, expect: Sequence[Any], output: AgentOutput,
+             selections: Selections) -> dict[int, Verdict]:
+    """index -> ``not_evaluated`` verdict of each inherited item whose ``when`` does not fit."""
+    skipped: dict[int, Verdict] = {}
+    for index, item in enumerate(expect):
+        if type(item) is not CheckedItem or not item.when:
+            continue
+        problem = runtime_problem(item.when, output, agent.decision_path, selections)
+        if problem is not None:
+            label = item.kind_label or assertion_label(item)
+            skipped[index] = Verdict(label, "not_evaluated", problem, item.origin)
+    return skipped
 
 
 def first_reject(agent: Agent, scenario: Scenario, output: AgentOutput,

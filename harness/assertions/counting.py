@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.assertions import measures
-from harness.assertions.structured import Kind, Result, Subject, show
-from harness.assertions.text import at_label, run_on_texts
+from harness.assertions.structured import Checker, Kind, prepared_kind, show
+from harness.assertions.text import at_label, texts_checker
 
 
 def _spec(raw: Any) -> dict[str, Any]:
@@ -51,19 +51,20 @@ def _kind(noun: str, measure: Callable[[str], tuple[int, str]]) -> Kind:
         spec = _spec(raw)
         return f"{noun} {_bounds(spec)}{at_label(spec)}"
 
-    def check(raw: Any, subject: Subject) -> Result:
+    def prepare(raw: Any) -> Checker:
         spec = _spec(raw)
+        bounds = _bounds(spec)
 
         def test(text: str) -> tuple[bool, str]:
             count, detail = measure(text)
             said = f"{count} {noun}" + (f" ({detail})" if detail else "")
             if _within(spec, count):
-                return True, f"{said}, {_bounds(spec)}"
-            return False, f"expected {noun} {_bounds(spec)}, found {said} in {show(text)}"
+                return True, f"{said}, {bounds}"
+            return False, f"expected {noun} {bounds}, found {said} in {show(text)}"
 
-        return run_on_texts(spec, subject, noun, test)
+        return texts_checker(spec, noun, test)
 
-    return Kind(check, label, lambda raw: _lint(raw) + _path_problems(raw))
+    return prepared_kind(prepare, label, lambda raw: _lint(raw) + _path_problems(raw))
 
 
 def _path_problems(raw: Any) -> list[str]:

@@ -32,7 +32,7 @@ import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
 
-__all__ = ["fold", "needle_finder", "has_word_characters"]
+__all__ = ["fold", "needle_finder", "needle_key", "has_word_characters"]
 
 #: A case boundary inside a word: lower to upper (``statusSummary``), and the last capital of
 #: a run before a lower-case letter (``HTTPServer``). Never after a digit: an upper-case hash
@@ -63,10 +63,21 @@ def has_word_characters(term: str) -> bool:
     return any(ch.isalnum() for ch in term)
 
 
-@lru_cache(maxsize=4096)
 def needle_finder(term: str) -> Finder:
     """A finder of ``term`` in a text already passed through :func:`fold` (one per term: the
     same lists are checked on every iteration and every generated mutant)."""
+    return _needle(term)[1]
+
+
+def needle_key(term: str) -> str:
+    """A substring of the folded text that every match of :func:`needle_finder` holds: a folded
+    text without it holds no match, so a term list can be screened in one search of its keys."""
+    return _needle(term)[0]
+
+
+@lru_cache(maxsize=4096)
+def _needle(term: str) -> tuple[str, Finder]:
+    """(key, finder) of ``term``: built together, as the finder's own first test is the key."""
     folded = fold(term)
     words = folded.split(" ")
     pattern = " ?".join(re.escape(word) for word in words)
@@ -90,7 +101,7 @@ def needle_finder(term: str) -> Finder:
             at = text.find(first)
             return (at, at + len(first)) if at >= 0 else None
 
-        return find_word
+        return first, find_word
     compiled = re.compile(pattern)
 
     def find(text: str) -> tuple[int, int] | None:
@@ -99,4 +110,4 @@ def needle_finder(term: str) -> Finder:
         match = compiled.search(text)
         return (match.start(), match.end()) if match else None
 
-    return find
+    return first, find

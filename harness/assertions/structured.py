@@ -12,6 +12,7 @@ produced plus its declared contract.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -58,6 +59,10 @@ def _no_problems(spec: Any) -> list[str]:
     return []
 
 
+#: One spec turned into its test of an answer (see :attr:`Kind.prepare`).
+Checker = Callable[[Subject], Result]
+
+
 class Kind(NamedTuple):
     """One assertion kind of the registry."""
 
@@ -67,6 +72,26 @@ class Kind(NamedTuple):
     """Short readable label built from the spec alone (used when no ``name`` is given)."""
     lint: Callable[[Any], list[str]] = _no_problems
     """Problems the schema cannot see (path syntax, regex syntax, inline schema validity)."""
+    prepare: Callable[[Any], Checker] | None = None
+    """The spec made into its checker once, so that ``check(spec, s) == prepare(spec)(s)``: what
+    depends on the spec alone (a compiled regex, a folded term list, the bounds of a reason) is
+    derived once per item rather than once per answer. ``None``: the checker calls ``check``."""
+
+    def checker(self, spec: Any) -> Checker:
+        """The checker of ``spec``: its prepared form, or ``check`` bound to it."""
+        if self.prepare is not None:
+            return self.prepare(spec)
+        return functools.partial(self.check, spec)
+
+
+def prepared_kind(prepare: Callable[[Any], Checker], label: Callable[[Any], str],
+                  lint: Callable[[Any], list[str]] = _no_problems) -> Kind:
+    """A kind written as ``prepare``: its ``check`` prepares the spec, then checks, so both
+    ways of running a spec are one code path and cannot disagree."""
+    def check(spec: Any, subject: Subject) -> Result:
+        return prepare(spec)(subject)
+
+    return Kind(check, label, lint, prepare)
 
 
 #: False inside :func:`outcomes_only`: reasons are not worded (``show`` quotes nothing).
@@ -238,34 +263,39 @@ def _json_path_lint(spec: Any) -> list[str]:
     return []
 
 
-def _check_json_path(spec: Any, subject: Subject) -> Result:
+def _prepare_json_path(spec: Any) -> Checker:
     """Every given condition must hold for every selected value.
 
     With no condition at all the item reads as "this field is present", so
     ``exists: true`` is implied. A path that selects nothing fails every
     condition but ``exists: false``.
     """
-    blocked = document_problem(subject, "json_path")
-    if blocked:
-        return blocked
     path = spec["path"]
-    selected = subject.selections.with_paths(path)
     exists = spec.get("exists", True if not any(c in spec for c in _CONDITIONS) else None)
-    if exists is False:
-        if selected:
-            where, value = selected[0]
-            return "reject", f"expected {path} not to exist, found {where} = {show(value)}"
-        if len(spec.keys() & set(_CONDITIONS)) == 1:
-            return "pass", f"{path} selects nothing"
-    if not selected:
-        return "reject", f"{path} selects nothing in {show(subject.output.parsed)}"
-    failures = [f for where, value in selected if (f := _failure(spec, where, value))]
-    if failures:
-        more = f" (+{len(failures) - 3} more)" if len(failures) > 3 else ""
-        return "reject", "; ".join(failures[:3]) + more
-    if len(selected) == 1:
-        return "pass", f"{selected[0][0]} = {show(selected[0][1])}"
-    return "pass", f"all {len(selected)} values at {path} hold"
+    absence_only = len(spec.keys() & set(_CONDITIONS)) == 1
+
+    def check(subject: Subject) -> Result:
+        blocked = document_problem(subject, "json_path")
+        if blocked:
+            return blocked
+        selected = subject.selections.with_paths(path)
+        if exists is False:
+            if selected:
+                where, value = selected[0]
+                return "reject", f"expected {path} not to exist, found {where} = {show(value)}"
+            if absence_only:
+                return "pass", f"{path} selects nothing"
+        if not selected:
+            return "reject", f"{path} selects nothing in {show(subject.output.parsed)}"
+        failures = [f for where, value in selected if (f := _failure(spec, where, value))]
+        if failures:
+            more = f" (+{len(failures) - 3} more)" if len(failures) > 3 else ""
+            return "reject", "; ".join(failures[:3]) + more
+        if len(selected) == 1:
+            return "pass", f"{selected[0][0]} = {show(selected[0][1])}"
+        return "pass", f"all {len(selected)} values at {path} hold"
+
+    return check
 
 
 def _failure(spec: Any, where: str, value: Any) -> str | None:
@@ -319,33 +349,45 @@ def _json_schema_lint(spec: Any) -> list[str]:
     return []
 
 
-def _check_json_schema(spec: Any, subject: Subject) -> Result:
+def _prepare_json_schema(spec: Any) -> Checker:
     """Validate the parsed output against the agent's schema or an inline one.
 
     ``json_schema: true`` on an agent without ``output_schema`` rejects rather
     than skips: the author asked for a check that cannot happen, and a
     skipped check must never look like a pass. ``format`` stays an annotation
     (the draft 2020-12 default), so results do not depend on optional packages.
+    An inline schema is compiled at its first use (not at preparation: an answer
+    that cannot be validated at all says so first), then kept.
     """
-    blocked = document_problem(subject, "json_schema")
-    if blocked:
-        return blocked
-    if spec is True:
-        if subject.output_schema is None:
-            return "reject", "json_schema: true, but the agent declares no output_schema"
-        schema, which = subject.output_schema, "the agent's output schema"
-    else:
-        schema, which = spec, "the inline schema"
-    compiled = compiled_schema(schema)
+    inline: list[_Compiled] = []
+
+    def check(subject: Subject) -> Result:
+        blocked = document_problem(subject, "json_schema")
+        if blocked:
+            return blocked
+        if spec is True:
+            if subject.output_schema is None:
+                return "reject", "json_schema: true, but the agent declares no output_schema"
+            return _validate(compiled_schema(subject.output_schema), "the agent's output schema",
+                             subject.output.parsed)
+        if not inline:
+            inline.append(compiled_schema(spec))
+        return _validate(inline[0], "the inline schema", subject.output.parsed)
+
+    return check
+
+
+def _validate(compiled: _Compiled, which: str, parsed: Any) -> Result:
+    """The verdict of one valid-or-not schema on a parsed answer; jsonschema words the errors."""
     if compiled.problem is not None:
         return "reject", f"{which} is not a valid JSON Schema: {compiled.problem}"
-    if compiled.fast is not None and compiled.fast(subject.output.parsed):
+    if compiled.fast is not None and compiled.fast(parsed):
         return "pass", f"output validates against {which}"
     if not _REASONS.get():  # jsonschema has the last word, but nothing to word
-        if compiled.validator.is_valid(subject.output.parsed):
+        if compiled.validator.is_valid(parsed):
             return "pass", f"output validates against {which}"
         return "reject", f"output does not match {which}"
-    errors = sorted(compiled.validator.iter_errors(subject.output.parsed), key=lambda e: e.json_path)
+    errors = sorted(compiled.validator.iter_errors(parsed), key=lambda e: e.json_path)
     if not errors:
         return "pass", f"output validates against {which}"
     shown = "; ".join(f"{e.json_path}: {_cut(e.message)}" for e in errors[:3])
@@ -365,6 +407,6 @@ def _cut(text: str) -> str:
 
 
 KINDS: dict[str, Kind] = {
-    "json_path": Kind(_check_json_path, _json_path_label, _json_path_lint),
-    "json_schema": Kind(_check_json_schema, _json_schema_label, _json_schema_lint),
+    "json_path": prepared_kind(_prepare_json_path, _json_path_label, _json_path_lint),
+    "json_schema": prepared_kind(_prepare_json_schema, _json_schema_label, _json_schema_lint),
 }

@@ -147,6 +147,12 @@ MUTATIONS = (
     Mutation("ttl-strict-in-a-run", "a run serves an entry at its exact expiry instant",
              "harness/cache/store.py", "if found.expires <= now:", "if found.expires < now:",
              ("tests/test_behaviours_pinned.py::test_an_entry_read_at_its_exact_expiry_instant_is_expired_in_a_run",)),
+    # issue 20, item 1: the term-list screen may only skip work that would have found nothing
+    Mutation("term-screen-drops-a-key", "the screen of a term list forgets its last term's key",
+             "harness/assertions/text.py", "    distinct = tuple(dict.fromkeys(needles))\n",
+             "    distinct = tuple(dict.fromkeys(needles))[:-1]\n",
+             ("tests/test_term_screen.py::test_the_screen_is_sound",
+              "tests/test_term_screen.py::test_not_contains_gives_the_verdict_of_the_term_by_term_match")),
     # issue 19, item 12: a crash in a negative path passed the old outcome-only helper
     Mutation("json-equal-crashes-on-lengths", "json_equal raises on lists of different lengths",
              "harness/assertions/structured.py",
