@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from harness.documents import strictevents
+from harness.documents.jsonscan import scan
 
 #: Nodes a document may expand to once every alias is followed (the largest example
 #: scenario has a few hundred; a billion-laughs file has 10**9).
@@ -209,7 +210,8 @@ def load_json(text: str | bytes) -> Any:
             text = text.decode("utf-8")
     try:
         if isinstance(text, str) and not text.startswith("\ufeff"):
-            value = _decoder().decode(text)  # the same decoder json.loads would build, built once
+            decoder = _decoder()  # the same decoder json.loads would build, built once
+            value = scan(text, decoder, decoder.decode)
         else:  # bytes json.loads must guess, or a BOM it refuses in its own words
             value = json.loads(text, object_pairs_hook=_pairs, parse_constant=_no_constant)
     except RecursionError:

@@ -29,11 +29,11 @@ tools, options, messages).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from harness.core.entities import JsonObject
+from harness.documents.jsonscan import scan
 from harness.wire.exchange import KEYED_HEADERS, WireRequest
 
 #: Body fields that label a request without changing its answer.
@@ -57,7 +57,7 @@ def canonical_request(api: str, request: WireRequest,
     exchange position (for ``previous_response_id``).
     """
     try:
-        body = json.loads(request.body.decode("utf-8")) if request.body else None
+        body = scan(request.body.decode("utf-8")) if request.body else None  # json.loads, faster
     except (UnicodeDecodeError, ValueError) as exc:
         raise WireRefused(f"the {api} request body is not JSON ({exc})") from None
     if not isinstance(body, dict):

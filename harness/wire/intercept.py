@@ -161,8 +161,12 @@ def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: 
 def _wire_request(request: Any) -> WireRequest:
     url = request.url
     raw = request.headers
-    encoding = raw.encoding  # looked up once (``multi_items`` asks twice per header)
-    headers = tuple((name.decode(encoding).lower(), value.decode(encoding)) for name, value in raw.raw)
+    pairs = raw.raw
+    try:  # ASCII, as httpx's ``Headers.encoding`` finds for every SDK request, in one pass
+        headers = tuple((name.decode("ascii").lower(), value.decode("ascii")) for name, value in pairs)
+    except UnicodeDecodeError:  # httpx's own choice (utf-8, else iso-8859-1), decoded again
+        encoding = raw.encoding
+        headers = tuple((name.decode(encoding).lower(), value.decode(encoding)) for name, value in pairs)
     return WireRequest(request.method, str(url), url.path, url.host, headers, request.read())
 
 
