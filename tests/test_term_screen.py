@@ -246,14 +246,16 @@ def test_a_prepared_spec_gives_the_verdict_of_its_check(item: dict[str, Any],
     assert twice == [plain, plain]
 
 
-def test_a_checked_item_prepares_once_and_a_failed_preparation_is_not_kept(
+def test_a_checked_item_keeps_its_checker_from_the_second_evaluation_and_a_failed_one_never(
         monkeypatch: pytest.MonkeyPatch) -> None:
     output = OUTPUTS[1]
     item = CheckedItem({"not_contains": {"any": ["x", "y"]}})
-    evaluate([item], output, output_kind="text", output_schema=None)
+    first = evaluate([item], output, output_kind="text", output_schema=None)
+    assert item.prepared is None  # evaluated once: nothing held for the rest of the run
+    assert evaluate([item], output, output_kind="text", output_schema=None) == first
     kept = item.prepared
     assert kept is not None
-    evaluate([item], output, output_kind="text", output_schema=None)
+    assert evaluate([item], output, output_kind="text", output_schema=None) == first
     assert item.prepared is kept
 
     def boom(values: Any, spec: Any, *, default_fold: bool) -> Any:
