@@ -20,7 +20,7 @@ from typing import Any, Literal
 import pytest
 from verdicts import crashed, outcomes, rejected
 
-from harness.assertions import ASSERTION_KINDS, REGISTRY, evaluate, overall, text
+from harness.assertions import ASSERTION_KINDS, REGISTRY, evaluate, overall, terms
 from harness.core.entities import AgentOutput, ChatResponse, ToolCall, Verdict
 
 Kind = Literal["text", "json"]
@@ -577,7 +577,7 @@ def test_a_crashing_assertion_rejects_with_the_exception(monkeypatch: pytest.Mon
     def boom(value: str, form: Any, fold: bool) -> str:
         raise RuntimeError("normaliser exploded")
 
-    monkeypatch.setattr(text, "_normalised", boom)
+    monkeypatch.setattr(terms, "normalised", boom)
     expect = [{"equals": "x"}, {"tool_not_called": "x"}]
     first, second = evaluate(expect, text_output("x"), output_kind="text", output_schema=None)
     assert first == Verdict("equals 'x'", "reject",

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from conftest import Project
-from harness.assertions import text
+from harness.assertions import terms
 
 
 def _boom(value: str, form: Any, fold: bool) -> str:
-    """In place of ``text._normalised``: the text kinds' normaliser, which ``contains`` calls."""
+    """In place of ``terms.normalised``: the text kinds' normaliser, which ``contains`` calls."""
     raise RuntimeError("normaliser exploded")
 
 
@@ -30,7 +30,7 @@ def test_a_crashing_check_is_marked_in_the_record_and_catches_no_counterexample(
         project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     _setup(project)
     assert project.run("run").code == 0
-    monkeypatch.setattr(text, "_normalised", _boom)
+    monkeypatch.setattr(terms, "normalised", _boom)
     outcome = project.run("run")
     assert outcome.code == 1
     record = project.records()[-1]
@@ -44,7 +44,7 @@ def test_a_crashing_check_is_marked_in_the_record_and_catches_no_counterexample(
 
 def test_check_reports_a_crashing_check(project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
     _setup(project)
-    monkeypatch.setattr(text, "_normalised", _boom)
+    monkeypatch.setattr(terms, "normalised", _boom)
     outcome = project.run("check")
     assert outcome.code == 1
     assert ("[unused] eval-datasets/helper/acme/greeting.yaml: helper/acme/greeting iteration 0: "

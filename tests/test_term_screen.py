@@ -22,7 +22,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.assertions import REGISTRY, CheckedItem, check_item, evaluate, text
+from harness.assertions import REGISTRY, CheckedItem, check_item, evaluate
+from harness.assertions import terms as term_search
 from harness.assertions.fold import fold, needle_finder, needle_key
 from harness.assertions.jsonpath import Selections
 from harness.assertions.structured import Subject, show
@@ -122,7 +123,7 @@ def test_not_contains_gives_the_verdict_of_the_term_by_term_match(
                                      else f"{show(terms[0])} not found")
     else:
         term, (haystack, start, end) = first
-        snippet = text._snippet(haystack, start, end - start)
+        snippet = term_search.snippet(haystack, start, end - start)
         assert (outcome, reason) == ("reject", f"found {show(term)} in {show(snippet)}")
 
 
@@ -168,7 +169,7 @@ def screen_is_sound(screen: Screen) -> Callable[[], None]:
 
 
 def the_screen(terms: list[str], spec: dict[str, Any]) -> Callable[[str], bool]:
-    return text._term_list(terms, spec, default_fold=True).maybe
+    return term_search.term_list(terms, spec, default_fold=True).maybe
 
 
 def lowered_raw_text(terms: list[str], spec: dict[str, Any]) -> Callable[[str], bool]:
@@ -179,10 +180,10 @@ def lowered_raw_text(terms: list[str], spec: dict[str, Any]) -> Callable[[str], 
 def last_key_dropped(terms: list[str], spec: dict[str, Any]) -> Callable[[str], bool]:
     """Wrong: the real term list and haystacks, with a screen that forgets the last key."""
     def short(needles: Iterable[str]) -> Callable[[str], bool] | None:
-        return text.literal_screen(list(needles)[:-1])
+        return term_search.literal_screen(list(needles)[:-1])
 
-    prepared = text._term_list(terms, spec, default_fold=True)
-    return text.TermList(prepared.terms, prepared.form, prepared.ignore_case, screen=short).maybe
+    prepared = term_search.term_list(terms, spec, default_fold=True)
+    return term_search.TermList(prepared.terms, prepared.form, prepared.ignore_case, screen=short).maybe
 
 
 def test_the_screen_is_sound() -> None:
@@ -261,7 +262,7 @@ def test_a_checked_item_keeps_its_checker_from_the_second_evaluation_and_a_faile
     def boom(values: Any, spec: Any, *, default_fold: bool) -> Any:
         raise RuntimeError("no terms today")
 
-    monkeypatch.setattr(text, "_term_list", boom)
+    monkeypatch.setattr(term_search, "term_list", boom)
     fresh = CheckedItem({"not_contains": {"any": ["x", "y"]}})
     for _ in range(2):  # raises again at each evaluation: nothing half-made was kept
         (verdict,) = evaluate([fresh], output, output_kind="text", output_schema=None)

@@ -24,18 +24,19 @@ the spec is silent, so a reader does not have to guess:
   ``fold: true`` it searches the folded text instead); ``not_regex``
   passes when the pattern matches nowhere in any selected text;
   ``max_chars`` counts code points of the raw, untrimmed text.
+
+Where a term of ``contains``/``not_contains`` occurs (normalising, folding, the
+screen of a term list) is :mod:`harness.assertions.terms`; this module words the verdicts.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from functools import lru_cache
-from typing import Any, Literal
+from collections.abc import Callable, Mapping
+from typing import Any
 
-from harness.assertions import jsonpath
-from harness.assertions.fold import Finder, fold, has_word_characters, needle_finder, needle_key
+from harness.assertions import jsonpath, terms
+from harness.assertions.fold import fold
 from harness.assertions.structured import (
     LABEL_LIMIT,
     Checker,
@@ -153,36 +154,6 @@ def _runner(spec: dict[str, Any], kind: str, test: _Test) -> Checker:
     return check_response
 
 
-_Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
-_FORMS: dict[Any, _Form | None] = {
-    "NFC": "NFC", "NFD": "NFD", "NFKC": "NFKC", "NFKD": "NFKD",
-    True: "NFKC", False: None, None: None, "none": None,
-}
-
-
-def _form(spec: dict[str, Any]) -> _Form | None:
-    """The normalisation form of a spec: NFKC unless told otherwise."""
-    return _FORMS[spec.get("normalize", "NFKC")]
-
-
-@lru_cache(maxsize=256)
-def _normalised(text: str, form: _Form | None, fold: bool) -> str:
-    """One answer is prepared once for all its assertions (a str caches its hash)."""
-    if form:
-        text = unicodedata.normalize(form, text)
-    if fold:
-        text = text.casefold()
-        if form:  # casefold can un-normalise a few characters
-            text = unicodedata.normalize(form, text)
-    return text
-
-
-def _snippet(text: str, start: int, length: int) -> str:
-    """The found text around a match, so a reject shows the offending context."""
-    lo, hi = max(0, start - 40), min(len(text), start + length + 40)
-    return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
-
-
 def _q(value: str) -> str:
     return label_quote(value, LABEL_LIMIT)
 
@@ -206,11 +177,11 @@ def _prepare_equals(raw: Any) -> Checker:
     spec = _opts(raw)
     value = spec["value"]
     folding = bool(spec.get("fold", False))
-    form, ignore_case = _form(spec), bool(spec.get("ignore_case", False))
-    expected = fold(value) if folding else _normalised(value, form, ignore_case).strip()
+    form, ignore_case = terms.form_of(spec), bool(spec.get("ignore_case", False))
+    expected = fold(value) if folding else terms.normalised(value, form, ignore_case).strip()
 
     def test(text: str) -> tuple[bool, str]:
-        found = fold(text) if folding else _normalised(text, form, ignore_case).strip()
+        found = fold(text) if folding else terms.normalised(text, form, ignore_case).strip()
         if found == expected:
             return True, f"equals {show(value)}"
         return False, f"expected {show(value)}, found {show(text.strip())}"
@@ -247,10 +218,10 @@ def _prepare_contains(raw: Any) -> Checker:
     """The text holds the value, one of ``any`` or every one of ``all``."""
     spec = _opts(raw)
     mode, values = _needles(spec)
-    terms = _term_list(values, spec, default_fold=False)
+    found_in = terms.term_list(values, spec, default_fold=False)
 
     def test(text: str) -> tuple[bool, str]:
-        hits = terms.hits(text)
+        hits = found_in.hits(text)
         found = [v for v, hit in hits if hit is not None]
         missing = [v for v, hit in hits if hit is None]
         if mode == "all" and missing:
@@ -269,14 +240,14 @@ def _prepare_not_contains(raw: Any) -> Checker:
     term of the list that is found, whatever comes first in the text)."""
     spec = _opts(raw)
     mode, values = _needles(spec)
-    terms = _term_list(values, spec, default_fold=mode != "value")
+    found_in = terms.term_list(values, spec, default_fold=mode != "value")
     passed: list[str] = []  # the pass reason, worded at its first use
 
     def test(text: str) -> tuple[bool, str]:
-        found = terms.first_hit(text)
+        found = found_in.first_hit(text)
         if found is not None:
             value, (haystack, start, end) = found
-            return False, f"found {show(value)} in {show(_snippet(haystack, start, end - start))}"
+            return False, f"found {show(value)} in {show(terms.snippet(haystack, start, end - start))}"
         if not reasons_wanted():
             return True, ""
         if not passed:
@@ -292,104 +263,6 @@ def _none_found(values: list[str]) -> str:
     if len(values) == 1:
         return f"{show(values[0])} not found"
     return f"none of {show(list(values))} found"
-
-
-#: One term's finder and whether it runs on the folded text (else on the prepared text).
-_Term = tuple[str, Finder | str, bool]
-#: Where a term was found: (the text searched, start, end).
-_Hit = tuple[str, int, int]
-
-
-def _term_list(values: list[str], spec: dict[str, Any], *, default_fold: bool) -> TermList:
-    """How to find each term: folded (words of a term list), or as written after
-    ``normalize``/``ignore_case`` (folding off, or a marker with no letter or digit)."""
-    folding = bool(spec.get("fold", default_fold))
-    form, ignore_case = _form(spec), bool(spec.get("ignore_case", False))
-    terms = [(value, needle_finder(value), True) if folding and has_word_characters(value)
-             else (value, _normalised(value, form, ignore_case), False) for value in values]
-    return TermList(terms, form, ignore_case)
-
-
-def literal_screen(needles: Iterable[str]) -> Callable[[str], bool] | None:
-    """Whether a text holds any of ``needles`` as a substring (``None``: no needle, nothing can
-    be found). A loop of ``in`` tests, each a C search: measured on the examples' lists, twice
-    as fast as one search of a compiled alternation, which also cost 0.2 ms to compile per list."""
-    distinct = tuple(dict.fromkeys(needles))
-    if not distinct:
-        return None
-
-    def holds_any(text: str) -> bool:
-        for needle in distinct:  # noqa: SIM110 - any() of a generator costs a frame per term
-            if needle in text:
-                return True
-        return False
-
-    return holds_any
-
-
-class TermList:
-    """The terms of one ``contains``/``not_contains`` item, prepared once, with a screen.
-
-    A term is found on one of two haystacks of a text: its fold (a term list's words) or its
-    ``normalize``/``ignore_case`` form (markers, folding off). Every match of a folded term
-    holds that term's key (:func:`~harness.assertions.fold.needle_key`) and every match of the
-    other kind is the prepared term itself, so one search for all the keys of a haystack
-    (:attr:`screen`) says "none can be found" for most texts: the exact, ordered matching runs
-    only when it says "maybe". The screen only ever skips work that would have found nothing.
-    """
-
-    __slots__ = ("terms", "form", "ignore_case", "screens")
-
-    def __init__(self, terms: Sequence[_Term], form: _Form | None, ignore_case: bool,
-                 screen: Callable[[Iterable[str]], Callable[[str], bool] | None] = literal_screen
-                 ) -> None:
-        self.terms = tuple(terms)
-        self.form, self.ignore_case = form, ignore_case
-        keys = [needle_key(value) if on_folded else str(finder) for value, finder, on_folded in terms]
-        folded = [key for key, (_, _, on_folded) in zip(keys, terms, strict=True) if on_folded]
-        plain = [key for key, (_, _, on_folded) in zip(keys, terms, strict=True) if not on_folded]
-        self.screens = (screen(folded), screen(plain)) if len(terms) > 1 else (None, None)
-        """(folded, plain): each haystack's screen; none for a single term (its own test is one
-        substring test already)."""
-
-    def maybe(self, text: str) -> bool:
-        """False only when no term can be found in ``text`` (the screen); true otherwise."""
-        on_folded, on_plain = self.screens
-        if on_folded is None and on_plain is None:
-            return bool(self.terms)
-        return bool((on_folded is not None and on_folded(fold(text)))
-                    or (on_plain is not None
-                        and on_plain(_normalised(text, self.form, self.ignore_case))))
-
-    def first_hit(self, text: str) -> tuple[str, _Hit] | None:
-        """The first term (in list order) found in ``text``, with where; one pass, stopping at
-        it: ``not_contains``."""
-        if self.maybe(text):
-            for value, hit in self._search(text):
-                if hit is not None:
-                    return value, hit
-        return None
-
-    def hits(self, text: str) -> list[tuple[str, _Hit | None]]:
-        """Every term with where it was found (``None``: not found): ``contains``."""
-        if not self.maybe(text):
-            return [(value, None) for value, _, _ in self.terms]
-        return list(self._search(text))
-
-    def _search(self, text: str) -> Iterator[tuple[str, _Hit | None]]:
-        """Each term with where it was found, lazily, each haystack made when a term needs it."""
-        prepared: str | None = None
-        folded: str | None = None
-        for value, finder, on_folded in self.terms:
-            if on_folded and not isinstance(finder, str):
-                folded = fold(text) if folded is None else folded
-                span = finder(folded)
-                yield value, ((folded, span[0], span[1]) if span else None)
-            else:
-                if prepared is None:
-                    prepared = _normalised(text, self.form, self.ignore_case)
-                at = prepared.find(str(finder))
-                yield value, ((prepared, at, at + len(str(finder))) if at >= 0 else None)
 
 
 # --- regex ------------------------------------------------------------------------

@@ -149,7 +149,7 @@ MUTATIONS = (
              ("tests/test_behaviours_pinned.py::test_an_entry_read_at_its_exact_expiry_instant_is_expired_in_a_run",)),
     # issue 20, item 1: the term-list screen may only skip work that would have found nothing
     Mutation("term-screen-drops-a-key", "the screen of a term list forgets its last term's key",
-             "harness/assertions/text.py", "    distinct = tuple(dict.fromkeys(needles))\n",
+             "harness/assertions/terms.py", "    distinct = tuple(dict.fromkeys(needles))\n",
              "    distinct = tuple(dict.fromkeys(needles))[:-1]\n",
              ("tests/test_term_screen.py::test_the_screen_is_sound",
               "tests/test_term_screen.py::test_not_contains_gives_the_verdict_of_the_term_by_term_match")),
