@@ -9,8 +9,9 @@ cache recorded against one base URL replays under any other).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 #: The wire APIs the harness keys and replays, by the path they are posted to.
 CHAT: Final = "openai.chat"
@@ -90,3 +91,32 @@ class WireAnswer:
 def stored_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """The answer headers worth storing (volatile request ids and dates are not)."""
     return tuple((k, v) for k, v in headers if k in STORED_HEADERS)
+
+
+def error_answer(api: str, message: str) -> WireAnswer:
+    """An answer every SDK raises on at once: 400, ``x-should-retry: false``, the API's error shape."""
+    if family_of(api) == "anthropic":
+        body: dict[str, Any] = {"type": "error", "error": {"type": "invalid_request_error",
+                                                       "message": f"harness: {message}"}}
+    else:
+        body = {"error": {"message": f"harness: {message}", "type": "harness_refused",
+                          "code": "harness_refused", "param": None}}
+    return WireAnswer(400, (("content-type", "application/json"), ("x-should-retry", "false")),
+                      json.dumps(body).encode("utf-8"))
+
+
+def response_id(answer: WireAnswer) -> str | None:
+    """The id a Responses API answer gave its response (JSON body, or the stream's first event)."""
+    text = answer.body.decode("utf-8", "replace")
+    candidates = [text] if not text.lstrip().startswith(("event:", "data:")) else [
+        line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    for candidate in candidates:
+        try:
+            data = json.loads(candidate)
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            found = data.get("response", data) if "response" in data else data
+            if isinstance(found, dict) and isinstance(found.get("id"), str):
+                return str(found["id"])
+    return None
