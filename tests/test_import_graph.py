@@ -42,7 +42,7 @@ STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("recording", ("harness.refresh",)),
     ("clients", ("harness.clients", "harness.providers")),
     ("wire", ("harness.wire.binding", "harness.wire.batch", "harness.wire.command", "harness.wire.intercept",
-              "harness.wire.serve")),
+              "harness.wire.recorder", "harness.wire.recording", "harness.wire.serve")),
     ("execute", ("harness.execute",)),
     ("assert", ("harness.assertions",)),
     ("score", ("harness.graded", "harness.judges", "harness.rubric", "harness.mutants")),

@@ -28,13 +28,14 @@ import pytest
 
 from harness.cache.store import CacheStore
 from harness.wire import intercept
-from harness.wire.binding import WireBinding, WireRecorder
+from harness.wire.binding import WireBinding
+from harness.wire.recorder import WireRecorder
 
 
 def _binding(mode: Any, tmp_path: Path) -> WireBinding:
     store = CacheStore(tmp_path / "eval-cache", ttl_days=365)
     recorder = WireRecorder(mode, store, refresh=mode != "offline", clock=lambda: datetime.now(UTC))
-    return recorder.bind("agent/tenant/scenario", 0, [])
+    return WireBinding(recorder, "agent/tenant/scenario", 0, [])
 
 
 def _contexts() -> list[ssl.SSLContext]:

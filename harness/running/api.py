@@ -153,7 +153,7 @@ class EvalSession:
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self.clients.for_agent(agent).bind(scenario.id, iteration)
-        wire = (self.clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+        wire = (self.clients.wire_binding(agent, scenario.id, iteration, client.calls)
                 if agent.at_the_wire else None)
         first = True
         if self.options.mode != "offline":  # a --batch run executes an iteration once per round:

@@ -46,7 +46,7 @@ from harness.requests.key import compute_key
 from harness.results.record import IterationResult
 
 if TYPE_CHECKING:
-    from harness.wire.recording import WireDeferred
+    from harness.wire.recorder import WireDeferred
 
 
 #: Seconds between two polls of a batch unless ``--batch-poll`` says otherwise.
@@ -168,7 +168,7 @@ class BatchRecorder:
 
     def record_round(self, number: int, deferred: list[Deferred | WireDeferred]) -> None:
         """One round: one batch per route (chunked), each journaled, then waited for."""
-        from harness.wire.recording import WireDeferred
+        from harness.wire.recorder import WireDeferred
 
         routes: dict[tuple[str, str], list[Deferred]] = {}
         wire_routes: dict[tuple[str, ...], list[WireDeferred]] = {}

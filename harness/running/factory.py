@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness.cache.store import CacheStore
 from harness.clients.base import ChatClient
-from harness.clients.caching import CachingClient
+from harness.clients.caching import CachingClient, CallRecord
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
 from harness.core.entities import Agent
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from harness.refresh.ratelimit import RateLimiter
     from harness.running.batch import BatchQueue, BatchRecorder
     from harness.running.options import RunOptions
-    from harness.wire.binding import WireMode, WireRecorder
+    from harness.wire.binding import WireBinding
+    from harness.wire.recorder import WireMode, WireRecorder
 
 
 class ClientFactory:
@@ -93,7 +94,7 @@ class ClientFactory:
 
     def wire_for(self, agent: Agent) -> WireRecorder:
         """What answers the wire exchanges of ``agent``'s SDK calls (:mod:`harness.wire`)."""
-        from harness.wire.binding import WireRecorder
+        from harness.wire.recorder import WireRecorder
 
         with self._lock:
             recorder = self._wire.get(agent.name)
@@ -113,6 +114,14 @@ class ClientFactory:
                     batch_retry_errors=self.options.batch_retry_errors, agent=agent.name)
                 self._wire[agent.name] = recorder
             return recorder
+
+    def wire_binding(self, agent: Agent, scenario_id: str, iteration: int,
+                     calls: list[CallRecord]) -> WireBinding:
+        """The binding of one iteration of ``agent``'s SDK calls; its call records go to ``calls``
+        (imported here: a run of declared agents never loads the wire binding)."""
+        from harness.wire.binding import WireBinding
+
+        return WireBinding(self.wire_for(agent), scenario_id, iteration, calls)
 
     def _wire_key(self, family: str) -> str:
         """The real key of a provider family, for a paid wire recording (environment, then file)."""

@@ -54,7 +54,8 @@ from harness.loading.datasets import Dataset
 from harness.requests.key import canonical_json, compute_key
 from harness.rubric import PURPOSE_PREFIX, grade_rubric
 from harness.rubric.grade import RUBRIC_PROMPT, applies
-from harness.wire.binding import WireBinding, WireRecorder
+from harness.wire.binding import WireBinding
+from harness.wire.recorder import WireRecorder
 
 #: Characters per token of the estimate.
 CHARS_PER_TOKEN = 4
@@ -270,8 +271,8 @@ def make_plan(dataset: Dataset, store: CacheStore, pairs: Sequence[tuple[Scenari
                                refresh=mode == "refresh")
         client = _PlanClient(parent, scenario.id, iteration, script=scripts[agent.name], now=moment)
         script = scripts[agent.name]
-        wire = (WireRecorder("plan", store, refresh=mode == "refresh", clock=lambda: moment,
-                             script=script).bind(scenario.id, iteration, client.calls)
+        wire = (WireBinding(WireRecorder("plan", store, refresh=mode == "refresh", clock=lambda: moment,
+                                         script=script), scenario.id, iteration, client.calls)
                 if agent.at_the_wire else None)
         missed = _replay(agent, scenario, request, client, wire, iteration,
                          dataset.tenant_params(scenario))

@@ -24,7 +24,8 @@ from harness.loading.datasets import Dataset, Selection
 from harness.requests.key import compute_key
 from harness.running.iteration import run_iteration
 from harness.running.scoring import score_iteration
-from harness.wire.binding import WireRecorder
+from harness.wire.binding import WireBinding
+from harness.wire.recorder import WireRecorder
 
 
 @dataclass(frozen=True)
@@ -88,9 +89,9 @@ def replay_reads(config: HarnessConfig, dataset: Dataset, selection: Selection,
             wire = None
             if agent.at_the_wire:  # its SDK calls read the cache too, and never leave the machine
                 assert isinstance(caching.inner, OfflineClient)
-                wire = WireRecorder("offline", store, refresh=False, clock=lambda: now,
-                                    offline=caching.inner, rerecord=Rerecord.of(agent)).bind(
-                    scenario.id, iteration, client.calls)
+                recorder = WireRecorder("offline", store, refresh=False, clock=lambda: now,
+                                        offline=caching.inner, rerecord=Rerecord.of(agent))
+                wire = WireBinding(recorder, scenario.id, iteration, client.calls)
             failure = message = ""
             crashes: tuple[str, ...] = ()
             try:

@@ -36,7 +36,7 @@ def serve_iteration(config: HarnessConfig, options: RunOptions, scenario_id: str
         raise ConfigError(f"serve: {scenario_id} has iterations 0 to {session.iterations_of(scenario) - 1}")
     agent = session.dataset.agents[scenario.agent]
     client = session.clients.for_agent(agent).bind(scenario.id, iteration)
-    wire = session.clients.wire_for(agent).bind(scenario.id, iteration, client.calls)
+    wire = session.clients.wire_binding(agent, scenario.id, iteration, client.calls)
     stop = stop or threading.Event()
     with ReplayEndpoint(lambda: wire, upstreams=upstreams_of(agent)) as endpoint:
         for name, value in endpoint.base_urls.items():

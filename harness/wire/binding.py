@@ -25,7 +25,7 @@ answers in recorded order: the n-th repeat is keyed with ``repeat: n``.
 
 This module keys and replays; obtaining an answer the cache lacks (the script, the
 real endpoint, the journal, the batch queue) is :mod:`harness.wire.recording`, the
-binding's other half.
+binding's other half; what a run's mode gives them both is :mod:`harness.wire.recorder`.
 """
 
 from __future__ import annotations
@@ -33,86 +33,30 @@ from __future__ import annotations
 import ipaddress
 import threading
 import time
-from collections.abc import Callable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import TYPE_CHECKING, Literal
 
 from harness.cache.layout import entry_location
-from harness.cache.store import CacheStore, Entry, EntryAbsent
+from harness.cache.store import Entry, EntryAbsent
 from harness.clients.caching import CallRecord
-from harness.clients.offline import OfflineClient
-from harness.clients.scripted import ScriptedClient
-from harness.core.entities import ChatCall, ChatResponse, JsonObject
+from harness.core.entities import ChatCall, ChatResponse
 from harness.core.errors import CacheError, CacheMiss, WriteFailed
-from harness.core.rerecord import Rerecord
-from harness.refresh.ledger import Ledger
 from harness.requests.key import compute_key
 from harness.wire.canonical import WireRefused, canonical_request, declared_tools
-from harness.wire.exchange import RESPONSES, WireAnswer, WireRequest, error_answer, family_of, response_id
-from harness.wire.recording import DeferQueue, Pending, RecordingSide, elapsed_ms
-
-if TYPE_CHECKING:
-    from harness.refresh.journal import Journal
-
-#: How a run answers wire requests (see the module docstring); ``plan`` counts the requests a
-#: recording would pay for and answers none of them (:mod:`harness.running.plan`).
-WireMode = Literal["offline", "scripted", "paid", "plan"]
-#: Resolves the real API key of a provider family when a paid recording forwards a request.
-KeyResolver = Callable[[str], str]
+from harness.wire.exchange import (
+    RESPONSES,
+    Exchange,
+    WireAnswer,
+    WireRequest,
+    error_answer,
+    family_of,
+    response_id,
+)
+from harness.wire.recorder import Pending, WireRecorder
+from harness.wire.recording import RecordingSide, elapsed_ms
 
 
 class NetworkRefused(Exception):
     """An offline run refused a request that is no LLM API call and leaves the machine."""
-
-
-@dataclass(frozen=True, slots=True)
-class Exchange:
-    """One answered LLM API exchange of an iteration, for assertions and reports."""
-
-    api: str
-    key: str
-    response: ChatResponse
-    """The provider-neutral view of the answer (text, tool calls, usage)."""
-    tools: tuple[JsonObject, ...] = ()
-    """The function tools the request declared (agent.yaml's shape)."""
-    request: JsonObject | None = None
-    """The canonical request (the transcript in reports)."""
-
-
-@dataclass
-class WireRecorder:
-    """What answers the wire exchanges of one agent's iterations in this run."""
-
-    mode: WireMode
-    store: CacheStore
-    refresh: bool
-    clock: Callable[[], datetime]
-    offline: OfflineClient | None = None
-    """Builds the miss explanation (offline runs)."""
-    script: ScriptedClient | None = None
-    resolve_key: KeyResolver | None = None
-    ledger: Ledger | None = None
-    rerecord: Rerecord = field(default_factory=Rerecord)
-    journal: Journal | None = None
-    """Paid recording: every answer is journaled before its entry is written; a re-run (``--resume``)
-    materialises answers an earlier run paid for instead of paying again."""
-    batch: DeferQueue | None = None
-    """``--batch``: paid requests are queued for the round's batch (:mod:`harness.running.batch`)."""
-    batch_retry_errors: bool = False
-    agent: str = ""
-    written: int = 0
-    materialised: dict[str, str] = field(default_factory=dict)
-    """Keys written by this run, with how they were obtained: a later round (or a repeat of the
-    iteration) reads them back without counting them again."""
-    journaled: list[str] = field(default_factory=list)
-    """Keys materialised through the journal (forgotten when the whole run succeeds)."""
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    def bind(self, scenario_id: str, iteration: int, calls: list[CallRecord]) -> WireBinding:
-        """The binding of one scenario iteration; its call records go to ``calls``."""
-        return WireBinding(self, scenario_id, iteration, calls)
 
 
 class WireBinding(RecordingSide):

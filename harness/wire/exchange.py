@@ -13,6 +13,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Final
 
+from harness.core.entities import ChatResponse, JsonObject
+
 #: The wire APIs the harness keys and replays, by the path they are posted to.
 CHAT: Final = "openai.chat"
 RESPONSES: Final = "openai.responses"
@@ -91,6 +93,20 @@ class WireAnswer:
 def stored_headers(headers: tuple[tuple[str, str], ...]) -> tuple[tuple[str, str], ...]:
     """The answer headers worth storing (volatile request ids and dates are not)."""
     return tuple((k, v) for k, v in headers if k in STORED_HEADERS)
+
+
+@dataclass(frozen=True, slots=True)
+class Exchange:
+    """One answered LLM API exchange of an iteration, for assertions and reports."""
+
+    api: str
+    key: str
+    response: ChatResponse
+    """The provider-neutral view of the answer (text, tool calls, usage)."""
+    tools: tuple[JsonObject, ...] = ()
+    """The function tools the request declared (agent.yaml's shape)."""
+    request: JsonObject | None = None
+    """The canonical request (the transcript in reports)."""
 
 
 def error_answer(api: str, message: str) -> WireAnswer:

@@ -28,7 +28,7 @@ from typing import Any
 from harness.wire import tls
 from harness.wire.binding import NetworkRefused, WireBinding
 from harness.wire.exchange import WireAnswer, WireRequest, api_of
-from harness.wire.recording import Pending
+from harness.wire.recorder import Pending
 
 #: The httpx distributions whose transports are patched, when installed.
 MODULES = ("httpx", "httpx2")

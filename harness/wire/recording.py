@@ -18,8 +18,7 @@ import json
 import threading
 import time
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from harness.cache.layout import entry_location
 from harness.cache.store import EntryAbsent
@@ -30,6 +29,7 @@ from harness.requests.key import compute_key
 from harness.wire.canonical import declared_tools
 from harness.wire.exchange import (
     RESPONSES,
+    Exchange,
     WireAnswer,
     WireRequest,
     error_answer,
@@ -37,49 +37,11 @@ from harness.wire.exchange import (
     stored_headers,
 )
 from harness.wire.placeholder import with_real_key
+from harness.wire.recorder import Pending, WireDeferred, WireRecorder
 
 if TYPE_CHECKING:
     from harness.cache.store import Entry
     from harness.refresh.journal import Journal
-    from harness.wire.binding import Exchange, WireRecorder
-
-
-@dataclass(frozen=True, slots=True)
-class Pending:
-    """A request that needs the real endpoint: the interceptor sends ``outgoing`` and calls
-    :meth:`WireBinding.finish` with what came back."""
-
-    api: str
-    call: ChatCall
-    key: str
-    outgoing: WireRequest
-    started: float
-
-
-@dataclass(frozen=True, slots=True)
-class WireDeferred:
-    """A paid request a ``--batch`` run queues for the next batch round instead of sending it."""
-
-    key: str
-    call: ChatCall
-    agent: str
-    api: str
-    request: WireRequest
-    """The SDK's own request with the real key in place (what a synchronous send would send)."""
-
-
-class DeferQueue(Protocol):
-    """Where a ``--batch`` round queues paid requests (:class:`harness.running.batch.BatchQueue`).
-
-    Declared here, not imported: the batch rounds run above the binding and import it, so
-    the binding names only what it uses of their queue (no import circle).
-    """
-
-    @property
-    def failed(self) -> dict[str, str]: ...
-
-    def defer(self, item: WireDeferred) -> None: ...
-
 
 
 class RecordingSide:

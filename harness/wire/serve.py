@@ -23,7 +23,7 @@ from typing import Any
 from harness.wire.binding import WireBinding
 from harness.wire.exchange import WireAnswer, WireRequest, api_of
 from harness.wire.placeholder import PLACEHOLDER
-from harness.wire.recording import Pending
+from harness.wire.recorder import Pending
 
 #: The official endpoints a paid recording forwards to when agent.yaml names none.
 UPSTREAMS = {"openai": "https://api.openai.com/v1", "anthropic": "https://api.anthropic.com"}
