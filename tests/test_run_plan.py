@@ -228,3 +228,31 @@ def test_a_scripted_recording_of_the_examples_makes_exactly_the_planned_calls(
     assert sum(c.get("purpose", "").startswith("judge:") for c in calls) == judges
     assert sum(c.get("purpose", "").startswith("rubric:") for c in calls) == rubric
     assert rubric > 0  # the examples grade through rubric items
+
+
+def test_a_fault_of_the_harness_while_planning_is_said_not_counted_short(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scripted plan claims an exact count. If the harness itself fails while answering an SDK
+    agent's call during planning, the calls after it go uncounted. The plan must name the
+    iterations it could not plan instead of printing a short count as if it were exact (found
+    when a split of the wire binding hid a NameError: the examples' plan said 520 of 532)."""
+    import shutil
+
+    from conftest import REPO_ROOT
+    from harness.wire import codecs
+
+    shutil.copytree(REPO_ROOT / "eval-datasets", project.datasets)
+    clean = project.run("run", "--refresh-cache", "--scripted", "--dry-run")
+    assert clean.code == 0, clean.err
+    assert "could not be planned" not in clean.out + clean.err
+
+    def exploded(*args: object, **kwargs: object) -> object:
+        raise RuntimeError("encoder exploded")
+
+    monkeypatch.setattr(codecs, "encode_answer", exploded)
+    faulted = project.run("run", "--refresh-cache", "--scripted", "--dry-run")
+    text = faulted.out + faulted.err
+    line = next(ln for ln in text.splitlines() if "could not be planned" in ln)
+    assert "the harness failed while answering them" in line
+    assert "RuntimeError: encoder exploded" in line
+    assert " iteration 0: " in line and "sdk-" in line  # names the first unplanned iteration

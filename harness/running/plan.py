@@ -97,6 +97,9 @@ class CallPlan:
     """Rubric calls among :attr:`calls` (certain ones; the possible ones are :attr:`conditional`)."""
     python_iterations: int = 0
     """Iterations of Python agents (counted at their first call)."""
+    unplanned: list[str] = field(default_factory=list)
+    """Iterations the harness failed while planning (``id iteration n: reason``): their calls
+    past the fault are not counted, and the plan says so rather than look exact."""
     prices: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
@@ -165,6 +168,10 @@ class CallPlan:
         if self.python_iterations:
             lines.append(f"  {self.python_iterations} iteration(s) of Python agents are counted at "
                          "their first call; any further call they make cannot be known ahead")
+        if self.unplanned:
+            lines.append(f"  {len(self.unplanned)} iteration(s) could not be planned: the harness "
+                         f"failed while answering them, so their calls are not all counted "
+                         f"(the run reports each as an error); first: {self.unplanned[0]}")
         if not self.scripted and self.models:
             cost_in, cost_out, unpriced = self.cost()
             priced = len(unpriced) < len(self.models)
@@ -288,6 +295,8 @@ def make_plan(dataset: Dataset, store: CacheStore, pairs: Sequence[tuple[Scenari
         plan.rubric_calls += sum(1 for c in client.would_call if c.purpose.startswith(PURPOSE_PREFIX))
         if missed:
             _count_unknown(plan, agent, scenario, request)
+        if wire is not None and wire.faults:
+            plan.unplanned.append(f"{scenario.id} iteration {iteration}: {wire.faults[0]}")
     return plan
 
 

@@ -73,6 +73,9 @@ class WireBinding(RecordingSide):
         """Misses, expired and corrupt entries: the iteration's verdict, whatever the agent did."""
         self.errors: list[str] = []
         """Requests refused (not keyable, network offline) and paid calls that failed."""
+        self.faults: list[str] = []
+        """Faults of the harness itself while answering (also in :attr:`errors`): a plan cannot
+        count the calls past one, so it says so instead of printing a short exact count."""
         self.deferred: list[str] = []
         """Keys queued for the next batch round: the iteration stops and runs again after it."""
         self.fatal: WriteFailed | None = None
@@ -159,6 +162,7 @@ class WireBinding(RecordingSide):
         reason = f"the harness failed answering a {api} request: {type(exc).__name__}: {exc}"
         with self._lock:
             self.errors.append(reason)
+            self.faults.append(reason)
         return error_answer(api, reason)
 
     # -- replay ---------------------------------------------------------------------------
