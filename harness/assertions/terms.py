@@ -49,7 +49,6 @@ def snippet(text: str, start: int, length: int) -> str:
     return ("…" if lo else "") + text[lo:hi] + ("…" if hi < len(text) else "")
 
 
-
 #: One term's finder and whether it runs on the folded text (else on the prepared text).
 _Term = tuple[str, Finder | str, bool]
 #: Where a term was found: (the text searched, start, end).

@@ -2,7 +2,9 @@
 
 These are the plain records between the interceptor (:mod:`harness.wire.intercept`,
 which speaks httpx) and the cache (:mod:`harness.wire.binding`, which speaks
-keys and entries), so neither needs the other's types. Which requests are LLM
+keys and entries), so neither needs the other's types. An answered exchange as assertions
+and reports read it (:class:`Exchange`), and the refusal answer every SDK raises on at once
+(:func:`error_answer`), are plain records of the same kind. Which requests are LLM
 API calls is decided here, by method and path alone: the host never matters (a
 cache recorded against one base URL replays under any other).
 """
