@@ -17,7 +17,7 @@ from harness.cache.store import CacheStore
 from harness.clients.caching import CachingClient
 from harness.clients.scripted import ScriptedClient
 from harness.core.entities import ChatCall, ChatResponse, Usage
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 from harness.refresh.journal import Journal
 
 

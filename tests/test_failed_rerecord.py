@@ -19,7 +19,7 @@ from provider_server import TEST_KEY, ProviderServer, Received, Reply, default_a
 
 import harness.providers
 from conftest import Project
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 
 FAILED = "eval-cache/rerecord-failed.json"
 

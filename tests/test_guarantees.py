@@ -22,8 +22,9 @@ from harness.cache.store import CacheStore
 from harness.clients.caching import CachingClient
 from harness.core.entities import ChatCall, ChatResponse, ToolCall
 from harness.core.errors import CacheExpired, ProviderError
-from harness.providers.http import RetryPolicy, Transport
+from harness.providers.http import Transport
 from harness.providers.redaction import redact
+from harness.providers.retries import RetryPolicy
 from harness.requests.key import compute_key
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)

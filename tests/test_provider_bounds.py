@@ -20,7 +20,8 @@ from provider_server import TEST_KEY, ProviderServer, Reply, point_agent
 import harness.providers
 from conftest import Project
 from harness.core.errors import ProviderError
-from harness.providers.http import RetryPolicy, Transport
+from harness.providers.http import Transport
+from harness.providers.retries import RetryPolicy
 
 ONE_ATTEMPT = RetryPolicy(max_attempts=1)
 

@@ -20,7 +20,8 @@ from http_support import read_request
 from provider_server import ProviderServer, Reply
 
 from harness.core.errors import ProviderError
-from harness.providers.http import Receipt, RetryPolicy, Transport
+from harness.providers.http import Transport
+from harness.providers.retries import Receipt, RetryPolicy
 
 BODY = json.dumps({"choices": []}).encode()
 

@@ -134,13 +134,13 @@ def test_answers_are_read_whole_and_the_connection_is_kept_only_when_it_may_be()
 
 
 def test_a_truncated_chunked_answer_is_a_transient_failure_and_the_connection_is_dropped() -> None:
-    from harness.providers.http import _Transient
+    from harness.providers.retries import Transient
 
     answers = [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-Then-Close: 1\r\n\r\n5\r\nhel",
                b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"]
     with raw_server(answers) as (netloc, seen):
         connections = Connections("http", netloc, 5.0)
-        with pytest.raises(_Transient, match="truncated body"):
+        with pytest.raises(Transient, match="truncated body"):
             exchange(connections)
         assert exchange(connections)[1] == b"ok"
         connections.close()

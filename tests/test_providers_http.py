@@ -10,8 +10,9 @@ import pytest
 from provider_server import TEST_KEY, ProviderServer, Reply, openai_answer
 
 from harness.core.errors import ProviderError
-from harness.providers.http import RetryPolicy, Transport, join_url, parse_retry_after
+from harness.providers.http import Transport, join_url
 from harness.providers.redaction import excerpt, may_hold_secret, redact, scrub_answer
+from harness.providers.retries import RetryPolicy, parse_retry_after
 
 FAST = RetryPolicy(max_attempts=4, base_delay_s=0.01, max_delay_s=0.02, retry_after_cap_s=0.2)
 

@@ -21,7 +21,7 @@ from provider_server import (
 import harness.providers
 from conftest import Project
 from harness.loading.config import load_config
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 from harness.refresh import journal_dir
 from harness.refresh.journal import Journal
 from harness.report.load import load_records

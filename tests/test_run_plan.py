@@ -13,7 +13,7 @@ from quirk_servers import conversation_answer
 
 import harness.providers
 from conftest import Project
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 
 PRICES = '[tool.harness.prices]\n"gpt-test-1" = { input = 2.0, output = 8.0 }\n'
 

@@ -27,7 +27,7 @@ from provider_server import (
 
 import harness.providers
 from conftest import Project
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 
 #: A 32-hex key, the shape of an Azure OpenAI key: no ``sk-`` prefix for a pattern to catch.
 AZURE_KEY = "".join("0123456789abcdef"[(7 * i + 3) % 16] for i in range(32))

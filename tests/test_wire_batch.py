@@ -24,7 +24,7 @@ from wire_fakes.wire import JsonObject, openai_error
 
 from harness.core.errors import ProviderError
 from harness.providers.batching import BatchStatus
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 from harness.wire.batch import WireBatchAPI, WireBatchItem, batch_route, refusal
 from harness.wire.exchange import CHAT, EMBEDDINGS, MESSAGES, RESPONSES, WireAnswer, WireRequest
 

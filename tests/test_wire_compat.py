@@ -20,7 +20,7 @@ from provider_server import TEST_KEY, ProviderServer, point_agent
 
 import harness.providers
 from conftest import Project
-from harness.providers.http import RetryPolicy
+from harness.providers.retries import RetryPolicy
 
 TOOLS = [{"name": "lookup_order", "parameters": {"type": "object",
                                                  "properties": {"order": {"type": "string"}}}}]

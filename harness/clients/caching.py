@@ -35,7 +35,7 @@ from harness.core.clock import utc_now
 from harness.core.entities import ChatCall, ChatResponse, JsonObject, Usage
 from harness.core.errors import CacheError, HarnessError
 from harness.core.rerecord import Rerecord
-from harness.providers.http import Receipt
+from harness.providers.retries import Receipt
 from harness.requests.key import compute_key
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any
 
 from harness.clients.base import ChatClient
 from harness.core.entities import ChatCall, ChatResponse, JsonObject
-from harness.providers.http import Receipt
+from harness.providers.retries import Receipt
 
 #: ``source``, ``endpoint_kind`` and ``obtained`` of a scripted answer.
 SCRIPTED = "scripted"

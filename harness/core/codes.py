@@ -191,7 +191,7 @@ CATALOGUE: tuple[ErrorCode, ...] = (
        "http(s)); nothing was written to the cache for it.",
        "Read the status and the excerpt in the message; check the agent's endpoint, model id and "
        "credentials, then record again (`--resume` reuses what was already paid for).",
-       "harness.core.errors.ProviderError", "harness.providers.http.CallFailed"),
+       "harness.core.errors.ProviderError", "harness.providers.retries.CallFailed"),
     _e("eval-provider-redirect", 1,
        "The provider answered with a redirect, which is refused: following it would send the "
        "API key to another host.",

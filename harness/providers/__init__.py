@@ -24,7 +24,8 @@ from harness.core.errors import ConfigError
 from harness.providers import anthropic, openai
 from harness.providers.compat import compat_of, compat_problems, diagnose_for
 from harness.providers.credentials import Credentials
-from harness.providers.http import AttemptObserver, Limiter, Receipt, RetryPolicy, Transport
+from harness.providers.http import Transport
+from harness.providers.retries import AttemptObserver, Limiter, Receipt, RetryPolicy
 
 __all__ = ["DEFAULT_POLICY", "DEFAULT_TIMEOUT_S", "PROVIDERS", "RoutingClient", "build_provider",
            "check_agent", "endpoint_kind"]

@@ -20,7 +20,8 @@ from typing import Any
 
 from harness.core.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
 from harness.core.errors import ProviderError
-from harness.providers.http import CallFailed, Receipt, Transport, malformed
+from harness.providers.http import Transport, malformed
+from harness.providers.retries import CallFailed, Receipt
 
 API_VERSION = "2023-06-01"
 #: The forced tool that carries a JSON response format.

@@ -138,7 +138,7 @@ _MAX_TOKENS = re.compile(r"max_tokens.{0,80}(not supported|unsupported).{0,80}"
 
 
 def diagnose_for(agent_yaml: str) -> Callable[[int, str], tuple[str, bool] | None]:
-    """A :data:`~harness.providers.http.Diagnose` hook whose hints name ``agent_yaml``."""
+    """A :data:`~harness.providers.retries.Diagnose` hook whose hints name ``agent_yaml``."""
 
     def diagnose(status: int, body: str) -> tuple[str, bool] | None:
         if status < 400:

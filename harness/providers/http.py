@@ -30,19 +30,28 @@ run, which prints each retry.
 
 from __future__ import annotations
 
-import email.utils
 import json
 import random
 import socket
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from harness.core.errors import ProviderError
 from harness.providers.redaction import excerpt, may_hold_secret, redact, scrub_answer
+from harness.providers.retries import (
+    AttemptObserver,
+    CallFailed,
+    Diagnose,
+    Limiter,
+    Receipt,
+    Reply,
+    RetryPolicy,
+    Transient,
+    is_retryable,
+    parse_retry_after,
+)
 
 if TYPE_CHECKING:
     from harness.providers.opener import Deadline
@@ -51,129 +60,11 @@ if TYPE_CHECKING:
 #: :attr:`Transport._pool` before the first call has decided it.
 _UNDECIDED = object()
 
-#: Statuses worth another attempt; every 5xx is retried too.
-RETRYABLE_STATUSES = frozenset({408, 409, 425, 429})
-
-
-class AttemptObserver(Protocol):
-    """Told about every attempt of every call (the run's ledger: counts, retry lines)."""
-
-    def attempt_finished(self, *, reached: bool) -> None:
-        """One HTTP attempt ended; ``reached``: the request reached the provider (paid)."""
-        ...
-
-    def retrying(self, scenario: str, attempt: int, attempts: int, problem: str,
-                 wait_s: float, *, reached: bool) -> None:
-        """Attempt ``attempt`` of ``attempts`` failed with ``problem``; the next one follows."""
-        ...
-
-
-#: Recognises an error body: ``(explanation with the fix, retry?)``, or None when unknown.
-Diagnose = Callable[[int, str], "tuple[str, bool] | None"]
-
-
-@dataclass
-class Receipt:
-    """What one call cost: filled in by :meth:`Transport.post_json` as it goes."""
-
-    attempts: int = 0
-    """HTTP attempts that reached the provider, retries included (each may be billed)."""
-    retries: int = 0
-    """Attempts after the first (whether or not they reached the provider)."""
-    timeouts: int = 0
-    latency_ms: float | None = None
-    """Wall time of the successful attempt, in milliseconds."""
-
-
-class CallFailed(ProviderError):
-    """A call that failed for good, with how many attempts reached the provider (paid)."""
-
-    def __init__(self, message: str, attempts: int = 0) -> None:
-        super().__init__(message)
-        self.attempts = attempts
-
-
-class Limiter(Protocol):
-    """Something that blocks until the next request may be sent (a rate limit)."""
-
-    def acquire(self) -> None:
-        """Wait for a slot."""
-        ...
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How often and how patiently a call is retried."""
-
-    max_attempts: int = 6
-    """First attempt plus retries (``endpoint.max_retries`` + 1)."""
-    base_delay_s: float = 0.5
-    max_delay_s: float = 20.0
-    retry_after_cap_s: float = 60.0
-    """A longer ``Retry-After`` is shortened to this, so a run never hangs for an hour."""
-
-    def backoff(self, retry: int, rng: random.Random) -> float:
-        """Full jitter: uniform in ``[0, min(cap, base * 2**(retry-1))]`` for retry 1, 2..."""
-        ceiling = min(self.max_delay_s, self.base_delay_s * (2 ** (retry - 1)))
-        return rng.uniform(0.0, ceiling)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One HTTP answer: status, body bytes and lower-cased headers."""
-
-    status: int
-    body: bytes
-    headers: Mapping[str, str]
-
-
-class _Transient(Exception):
-    """A failure with no HTTP status worth another attempt (timeout, reset, truncation).
-
-    ``reached``: the request was sent, so the provider may have generated (and billed) an
-    answer; only a refused connection or a failed name lookup never reached it.
-    """
-
-    def __init__(self, problem: str, *, reached: bool = True, timeout: bool = False) -> None:
-        super().__init__(problem)
-        self.reached = reached
-        self.timeout = timeout
-
-
-def parse_retry_after(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
-    """Seconds to wait from ``retry-after-ms``, or ``Retry-After`` in seconds or as an HTTP date."""
-    millis = headers.get("retry-after-ms")
-    if millis:
-        try:
-            return max(0.0, float(millis) / 1000)
-        except ValueError:
-            pass
-    value = (headers.get("retry-after") or "").strip()
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        moment = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return max(0.0, (moment - (now or datetime.now(UTC))).total_seconds())
-
-
 def join_url(base_url: str, path: str) -> str:
     """``base_url`` + ``/path``, keeping the base's query string (Azure's ``api-version``)."""
     parts = urllib.parse.urlsplit(base_url)
     joined = parts.path.rstrip("/") + "/" + path.lstrip("/")
     return urllib.parse.urlunsplit((parts.scheme, parts.netloc, joined, parts.query, ""))
-
-
-def is_retryable(status: int) -> bool:
-    """Whether an HTTP status is worth another attempt."""
-    return status in RETRYABLE_STATUSES or status >= 500
 
 
 class Transport:
@@ -239,7 +130,7 @@ class Transport:
             started = time.perf_counter()
             try:
                 reply = self._send(url, data)
-            except _Transient as exc:
+            except Transient as exc:
                 problem, reached = str(exc), exc.reached
                 receipt.timeouts += exc.timeout
                 self._count(receipt, reached=reached)
@@ -306,7 +197,7 @@ class Transport:
             wait: float | None = None
             try:
                 reply = self._send(url, data, method=method, content_type=content_type)
-            except _Transient as exc:
+            except Transient as exc:
                 problem = str(exc)
             else:
                 if 200 <= reply.status < 300:
@@ -339,9 +230,9 @@ class Transport:
             request = TimedRequest(url, data=data, headers=headers, method=method)
             request.deadline = deadline
             return self._open(request)
-        except _Transient:
+        except Transient:
             if deadline.expired:
-                raise _Transient(self._timed_out(), timeout=True) from None
+                raise Transient(self._timed_out(), timeout=True) from None
             raise
         finally:
             deadline.cancel()
@@ -379,14 +270,14 @@ class Transport:
         except ConnectFailed as failed:
             error = failed.reason
             if isinstance(error, TimeoutError):
-                raise _Transient(self._timed_out(), timeout=True) from None
+                raise Transient(self._timed_out(), timeout=True) from None
             never_sent = isinstance(error, (ConnectionRefusedError, socket.gaierror))
-            raise _Transient(f"connection failed: {redact(str(error), self._secrets)}",
+            raise Transient(f"connection failed: {redact(str(error), self._secrets)}",
                              reached=not never_sent) from None
         except TimeoutError:
-            raise _Transient(self._timed_out(), timeout=True) from None
+            raise Transient(self._timed_out(), timeout=True) from None
         except (HTTPException, OSError) as error:
-            raise _Transient(f"connection failed: {type(error).__name__}: "
+            raise Transient(f"connection failed: {type(error).__name__}: "
                              f"{redact(str(error), self._secrets)}") from None
         return Reply(status, body, _lower(got))
 
@@ -409,16 +300,16 @@ class Transport:
             return Reply(error.code, body, _lower(error.headers))
         except urllib.error.URLError as error:
             if isinstance(error.reason, TimeoutError):
-                raise _Transient(self._timed_out(), timeout=True) from None
+                raise Transient(self._timed_out(), timeout=True) from None
             never_sent = isinstance(error.reason, (ConnectionRefusedError, socket.gaierror))
-            raise _Transient(f"connection failed: {redact(str(error.reason), self._secrets)}",
+            raise Transient(f"connection failed: {redact(str(error.reason), self._secrets)}",
                              reached=not never_sent) from None
         except TimeoutError:
-            raise _Transient(self._timed_out(), timeout=True) from None
+            raise Transient(self._timed_out(), timeout=True) from None
         except ConnectionRefusedError as error:
-            raise _Transient(f"connection failed: {error}", reached=False) from None
+            raise Transient(f"connection failed: {error}", reached=False) from None
         except (HTTPException, OSError) as error:
-            raise _Transient(f"connection failed: {type(error).__name__}: "
+            raise Transient(f"connection failed: {type(error).__name__}: "
                              f"{redact(str(error), self._secrets)}") from None
 
     def _timed_out(self) -> str:
@@ -456,11 +347,11 @@ def _read(response: Any) -> bytes:
         body: bytes = response.read()
     except IncompleteRead as exc:
         expected = f", {exc.expected} more expected" if exc.expected is not None else ""
-        raise _Transient(f"truncated body: received {len(exc.partial)} bytes{expected}") from None
+        raise Transient(f"truncated body: received {len(exc.partial)} bytes{expected}") from None
     except TimeoutError:
-        raise _Transient("timeout while reading the body", timeout=True) from None
+        raise Transient("timeout while reading the body", timeout=True) from None
     except (HTTPException, OSError) as exc:
-        raise _Transient(f"connection lost while reading the body ({type(exc).__name__})") from None
+        raise Transient(f"connection lost while reading the body ({type(exc).__name__})") from None
     return body
 
 

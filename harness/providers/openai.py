@@ -18,7 +18,8 @@ from typing import Any
 from harness.core.entities import ChatCall, ChatResponse, JsonObject, ToolCall, Usage
 from harness.core.errors import ProviderError
 from harness.providers.compat import Compat, apply, check_tools_honoured
-from harness.providers.http import CallFailed, Receipt, Transport, malformed
+from harness.providers.http import Transport, malformed
+from harness.providers.retries import CallFailed, Receipt
 
 #: Wire finish reasons and their canonical names; anything else is refused.
 FINISH_REASONS = {

@@ -48,7 +48,7 @@ class Tally:
 
 
 class Ledger:
-    """Thread-safe counters of one run; an :class:`~harness.providers.http.AttemptObserver`."""
+    """Thread-safe counters of one run; an :class:`~harness.providers.retries.AttemptObserver`."""
 
     def __init__(self, notify: Callable[[str], None] | None = None) -> None:
         self.notify = notify

@@ -49,8 +49,9 @@ from typing import Any, Final
 
 from harness.core.errors import ProviderError
 from harness.providers.batching import MAX_REQUESTS, BatchStatus, json_lines, json_object, required_id
-from harness.providers.http import RetryPolicy, Transport
+from harness.providers.http import Transport
 from harness.providers.redaction import redact, scrub_answer
+from harness.providers.retries import RetryPolicy
 from harness.wire.exchange import (
     CHAT,
     EMBEDDINGS,
