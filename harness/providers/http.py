@@ -1,17 +1,17 @@
 """The one HTTP transport of the providers: POST JSON, retry what is transient, redact keys.
 
 Standard library only: ``http.client`` on kept-alive connections
-(:mod:`harness.providers.pool`), or the ``urllib.request`` opener when a proxy
-applies (it honours ``HTTPS_PROXY``/``NO_PROXY`` like the official SDKs). A
-call is retried on 408, 409, 425, 429 and every 5xx status, on timeouts,
-refused or reset connections and truncated bodies, with exponential backoff
-and full jitter, honouring ``Retry-After`` (seconds or an HTTP date, capped)
-and ``retry-after-ms``, for a bounded number of attempts.
-Every other status fails at once, and so does an error a
-:data:`Diagnose` hook recognises (a context overflow, a server that cannot take
+(:mod:`harness.providers.pool`), or the ``urllib.request`` opener when a proxy applies
+(it honours ``HTTPS_PROXY``/``NO_PROXY`` like the official SDKs). A call is retried on
+408, 409, 425, 429 and every 5xx status, on timeouts, refused or reset connections and
+truncated bodies, with exponential backoff and full jitter, honouring ``Retry-After``
+(seconds or an HTTP date, capped) and ``retry-after-ms``, for a bounded number of
+attempts (the rules, and the records a call leaves, are
+:mod:`harness.providers.retries`). Every other status fails at once, and so does an
+error a :data:`Diagnose` hook recognises (a context overflow, a server that cannot take
 tools): another attempt would be paid for and fail the same way. A failure is a
-:class:`CallFailed` naming the scenario, the status and at most 300 characters
-of the body, with every API key and bearer token redacted (:mod:`harness.providers.redaction`).
+:class:`CallFailed` naming the scenario, the status and at most 300 characters of the
+body, with every API key and bearer token redacted (:mod:`harness.providers.redaction`).
 
 Two bounds no provider can talk its way past. Redirects are never followed: the
 default urllib opener re-sends the request, ``Authorization`` header included,
