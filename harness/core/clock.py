@@ -2,7 +2,7 @@
 
 Every "now" that decides something (is this entry expired? when was it
 recorded? which run is the latest?) comes from :func:`utc_now`. Library
-callers can pass their own ``clock=`` to :class:`~harness.running.api.EvalSession`;
+callers can pass their own ``clock=`` to :class:`~harness.running.session.EvalSession`;
 a process (the CLI, the pytest plugin, a CI job) can be pinned to an instant
 with the environment variable ``HARNESS_CLOCK`` (ISO 8601 in UTC, e.g.
 ``2027-01-01T00:00:00Z``).

@@ -3,7 +3,7 @@
 ``pytest --evals`` collects one item
 per scenario x iteration, node id ``eval-datasets/<agent>/<tenant>/<name>[<i>]``,
 marked with its agent, tenant and test type. Each item calls
-:meth:`harness.running.api.EvalSession.run_one`: the same library path as the CLI, so a
+:meth:`harness.running.session.EvalSession.run_one`: the same library path as the CLI, so a
 miss, an expired entry or a reject fails the item with the CLI's message.
 
 Under pytest-xdist the controller hands every worker one run id, workers write
@@ -33,8 +33,8 @@ from harness.loading.datasets import SCENARIO_SUFFIXES
 from harness.report.terminal import failure_text, render_summary
 from harness.results.record import IterationResult
 from harness.results.runsummary import RunSummary, new_run_id
-from harness.running.api import EvalSession
 from harness.running.options import RunOptions, parsed_values, run_options
+from harness.running.session import EvalSession
 
 _RUN_ID_KEY = "harness_run_id"
 

@@ -3,7 +3,7 @@
 Split from :mod:`harness.running.api` because it is the one place that knows how a
 mode becomes clients: offline (the refusing client), scripted, a paid provider
 (with the journal, the shared rate limit and, under ``--batch``, the deferring
-client of the batch rounds). :class:`~harness.running.api.EvalSession` owns one.
+client of the batch rounds). :class:`~harness.running.session.EvalSession` owns one.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One scenario iteration, run and asserted: the agent's answer becomes a verdict.
 
-:meth:`harness.running.api.EvalSession.execute` and the batch rounds' replay
+:meth:`harness.running.session.EvalSession.execute` and the batch rounds' replay
 (:mod:`harness.running.replay`) call :func:`run_iteration`; whatever happens inside,
 the iteration ends as a result (a miss, an agent that raised and a refused request
 are verdicts), except a failed cache write, which stops the whole run.

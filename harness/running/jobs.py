@@ -41,7 +41,7 @@ from harness.running.shards import split
 
 
 class Session(Protocol):
-    """What a run of jobs needs of :class:`harness.running.api.EvalSession` (named here, not
+    """What a run of jobs needs of :class:`harness.running.session.EvalSession` (named here, not
     imported: the session's module imports this one)."""
 
     scenarios: list[Scenario]

@@ -4,7 +4,7 @@
 They used to live in the CLI alone, so ``pytest --evals --evals-scripted`` ran
 offline and exited 0 where ``harness run --scripted`` exited 2. Now the CLI
 and the pytest plugin call :func:`validate_options` before reading the
-project, and :class:`~harness.running.api.EvalSession` calls it again, so an option
+project, and :class:`~harness.running.session.EvalSession` calls it again, so an option
 refused by one is refused by all. Each front end passes its own spellings for
 the messages. Both front ends build their options with :func:`run_options` from the values
 their parser gave for the rows of :mod:`harness.running.optionspec`, so the mode mapping and the defaults

@@ -13,8 +13,8 @@ from collections.abc import Callable
 
 from harness.core.errors import ConfigError
 from harness.loading.config import HarnessConfig
-from harness.running.api import EvalSession
 from harness.running.options import RunOptions
+from harness.running.session import EvalSession
 
 
 def serve_iteration(config: HarnessConfig, options: RunOptions, scenario_id: str, iteration: int, *,

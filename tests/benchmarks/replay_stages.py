@@ -31,7 +31,7 @@ from typing import Any
 #: (depth, defining module, function or Class.method, label): the stages, nested as they call each other.
 STAGES: tuple[tuple[int, str, str, str], ...] = (
     (0, "harness.loading.datasets", "load_dataset", "load the dataset (YAML, schemas)"),
-    (0, "harness.running.api", "EvalSession.run_one", "one iteration, all of it"),
+    (0, "harness.running.session", "EvalSession.run_one", "one iteration, all of it"),
     (1, "harness.loading.datasets", "Dataset.request_for", "build the request (declared agents)"),
     (1, "harness.requests.key", "canonical_json", "canonical JSON (request, key)"),
     (1, "harness.execute.execution", "call_agent", "the agent's call (SDK + wire answers)"),
@@ -101,7 +101,7 @@ def _child(project: str, out: str) -> None:
     os.chdir(project)
     import harness.frontends.cli
     import harness.results.recordwriter  # noqa: F401
-    import harness.running.api  # noqa: F401 - the modules the stages live in, loaded before wrapping
+    import harness.running.session  # noqa: F401 - the modules the stages live in, loaded before wrapping
     import harness.wire.binding  # noqa: F401
     import harness.wire.intercept  # noqa: F401
 
