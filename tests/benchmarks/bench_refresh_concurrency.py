@@ -3,7 +3,7 @@ and what a recorded call costs in CPU.
 
 Not a test (pytest does not collect it): run it by hand.
 
-    python tests/benchmarks/bench_refresh_concurrency.py [--scenarios 128] [--latency 0.05]
+    python tests/benchmarks/bench_refresh_concurrency.py [--scenarios 128] [--latency 0.05 0]
     python tests/benchmarks/bench_refresh_concurrency.py --against /old/checkout   # before/after
     python tests/benchmarks/bench_refresh_concurrency.py --folder /tmp --folder /dev/shm  # disk vs tmpfs
 
@@ -38,6 +38,17 @@ speed-up over the slope at the first level, and that speed-up over the ideal
 marginal speed-up ``(N - N/4) / (ceil(N / c) - ceil(N/4 / c))``. Both are
 printed; neither replaces the other.
 
+CPU per recorded call rises with the provider's latency for any client: a thread
+that waits 50 ms for its answer wakes up on cold CPU caches. So every latency
+given with ``--latency`` (default 50 ms and 0 ms; each its own server, and at
+0 ms only concurrency 1, there being no wait to overlap) is also measured by a
+no-harness control (``--no-control`` skips it): the same requests, one at a
+time, on one kept-alive ``http.client`` connection (the harness's own
+transport), each answer parsed, nothing written. The last table shows CPU per
+call at concurrency 1 by latency for every tree and the control, and each
+tree minus the control, paired per repetition: the harness's own work per
+recorded call, with what waiting costs the machine taken out.
+
 Where the projects are written matters as much as the code: a recorded call
 creates two folders and a temporary one and two files (the atomic entry
 write), and on the ext4 disk of a shared virtual machine each of those costs
@@ -58,7 +69,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -195,17 +206,55 @@ def refresh(tree: str, url: str, scenarios: int, concurrency: int,
     return result
 
 
-def slopes(runs: dict[str, list[dict[str, float]]], tree: str, level: int, n: int, small: int,
+CONTROL = r"""
+import http.client, json, sys, time, urllib.parse
+url, scenarios = sys.argv[1], int(sys.argv[2])
+parts = urllib.parse.urlsplit(url)
+connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+wall0, cpu0 = time.perf_counter(), time.process_time()
+for index in range(scenarios):
+    body = json.dumps({"model": "gpt-bench", "temperature": 0, "max_tokens": 50, "messages": [
+        {"role": "system", "content": "You answer in JSON with a field answer."},
+        {"role": "user", "content": f"Question {index}?"}]}).encode()
+    connection.request("POST", "/v1/chat/completions", body, {"Content-Type": "application/json"})
+    answer = json.loads(connection.getresponse().read())
+    assert json.loads(answer["choices"][0]["message"]["content"]) == {"answer": "yes"}
+wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+print(json.dumps({"wall": wall, "cpu": cpu, "passed": scenarios}))
+"""
+
+
+def control(url: str, scenarios: int) -> dict[str, float]:
+    """The no-harness control: the same requests, one at a time, on one kept-alive
+    ``http.client`` connection (the harness's own transport), each answer parsed, nothing
+    written. Its CPU per call is what waiting for a provider costs this machine whatever
+    the client does (a thread that sleeps 50 ms wakes up on cold caches)."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    done = subprocess.run([sys.executable, "-c", CONTROL, url, str(scenarios)], capture_output=True,
+                          text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the control failed:\n{done.stderr[-3000:]}")
+    result: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+CONTROL_TREE = "no harness (control)"
+
+
+def slopes(runs: dict[str, list[dict[str, float]]], variant: str, n: int, small: int,
            measure_of: str) -> list[float]:
-    """Per repetition, ``(T(n) - T(small)) / (n - small)`` of ``measure_of`` (wall or cpu)."""
+    """Per repetition, ``(T(n) - T(small)) / (n - small)`` of ``measure_of`` (wall or cpu);
+    ``variant`` is ``tree|latency|level`` (the size is appended)."""
     return [(b[measure_of] - a[measure_of]) / (n - small) for a, b in
-            zip(runs[f"{tree}|{level}|{small}"], runs[f"{tree}|{level}|{n}"], strict=True)]
+            zip(runs[f"{variant}|{small}"], runs[f"{variant}|{n}"], strict=True)]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenarios", type=int, default=128)
-    parser.add_argument("--latency", type=float, default=0.05, help="server latency in seconds")
+    parser.add_argument("--latency", type=float, nargs="+", default=[0.05, 0.0],
+                        help="server latencies in seconds (each its own server; at 0 only "
+                        "concurrency 1 runs: there is no wait to overlap)")
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 4, 16, 64])
     parser.add_argument("--repeat", type=int, default=3, help="interleaved repetitions")
     parser.add_argument("--against", type=Path, action="append", default=[],
@@ -213,6 +262,8 @@ def main() -> int:
     parser.add_argument("--folder", action="append", default=[],
                         help="write the projects under this folder (repeatable: each is a variant; "
                         "default the system's temporary folder)")
+    parser.add_argument("--no-control", action="store_true",
+                        help="skip the no-harness control (plain http.client, concurrency 1)")
     args = parser.parse_args()
     measure.compile_trees([Path(__file__).resolve().parents[2], *args.against])
     n, small = args.scenarios, max(args.scenarios // 4, 1)
@@ -226,64 +277,116 @@ def main() -> int:
             trees[label] = (source, folder)
     if len(folders) == 1:
         print(f"projects under {folders[0] or tempfile.gettempdir()} ({filesystem(folders[0])})")
-    print(f"{n} scenarios, server latency {args.latency * 1000:.0f} ms, {args.repeat} repetitions "
-          f"interleaved (rotated, primed); {measure.load()}\n", flush=True)
-    variants = [f"{name}|{level}|{size}" for name in trees for level in args.levels
-                for size in (n, small)]
-    with server_process(args.latency) as url:
+    latencies = args.latency
+    print(f"{n} scenarios, server latencies {', '.join(f'{x * 1000:.0f} ms' for x in latencies)}, "
+          f"{args.repeat} repetitions interleaved (rotated, primed); {measure.load()}\n", flush=True)
+
+    def levels_at(latency: float) -> list[int]:
+        return args.levels if latency > 0 else [1]
+
+    groups = [f"{name}|{latency}|{level}" for name in trees for latency in latencies
+              for level in levels_at(latency)]
+    if not args.no_control:
+        groups += [f"{CONTROL_TREE}|{latency}|1" for latency in latencies]
+    variants = [f"{group}|{size}" for group in groups for size in (n, small)]
+    with ExitStack() as stack:
+        urls = {latency: stack.enter_context(server_process(latency)) for latency in latencies}
+
         def one(variant: str) -> dict[str, float]:
-            name, level, size = variant.split("|")
+            name, latency, level, size = variant.split("|")
+            if name == CONTROL_TREE:
+                return control(urls[float(latency)], int(size))
             source, folder = trees[name]
-            return refresh(source, url, int(size), int(level), folder)
+            return refresh(source, urls[float(latency)], int(size), int(level), folder)
 
         runs = measure.interleaved(variants, args.repeat, one, say=lambda t: print(t, flush=True))
     print(f"\n{measure.load()}\n")
-    print(f"Whole runs of {n} scenarios (the fixed part of a run included):\n")
-    print("| tree | concurrency | time (s) | ideal (s) | calls/s | speed-up | ideal speed-up | efficiency | "
-          "CPU (s) | CPU per recorded call (ms, slope) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name in trees:
-        base = [r["wall"] for r in runs[f"{name}|{args.levels[0]}|{n}"]]
-        per_call = measure.median(slopes(runs, name, 1, n, small, "cpu"))
-        for level in args.levels:
-            these = runs[f"{name}|{level}|{n}"]
-            walls = [r["wall"] for r in these]
-            ideal_speedup = math.ceil(n / args.levels[0]) / math.ceil(n / level)
-            speedup = measure.median_ratio(base, walls)
-            seconds = measure.median(walls)
-            shown = f"{per_call * 1000:.2f}" if level == 1 else "-"
-            print(f"| {name} | {level} | {seconds:.2f} | {math.ceil(n / level) * args.latency:.2f} | "
-                  f"{n / seconds:.0f} | {speedup:.1f}x | {ideal_speedup:.0f}x | "
-                  f"{speedup / ideal_speedup:.2f} | {measure.median([r['cpu'] for r in these]):.2f} | "
-                  f"{shown} |")
-    print(f"\nMarginal throughput: slope between {small} and {n} scenarios at each concurrency "
-          "(the fixed part of a run removed):\n")
-    print("| tree | concurrency | wall per call (ms, slope) | ideal (ms) | calls/s | speed-up | "
-          "ideal speed-up | efficiency | CPU per call (ms, slope) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    first = args.levels[0]
-    for name in trees:
-        base_slopes = slopes(runs, name, first, n, small, "wall")
-        for level in args.levels:
-            walls = slopes(runs, name, level, n, small, "wall")
-            rounds = math.ceil(n / level) - math.ceil(small / level)
-            ideal = rounds * args.latency / (n - small)
-            ideal_speedup = (math.ceil(n / first) - math.ceil(small / first)) / rounds
-            speedup = measure.median_ratio(base_slopes, walls)
-            seconds = measure.median(walls)
-            cpu = measure.median(slopes(runs, name, level, n, small, "cpu"))
-            print(f"| {name} | {level} | {seconds * 1000:.2f} | {ideal * 1000:.2f} | {1 / seconds:.0f} | "
-                  f"{speedup:.1f}x | {ideal_speedup:.0f}x | {speedup / ideal_speedup:.2f} | "
-                  f"{cpu * 1000:.2f} |")
+    for latency in (x for x in latencies if x > 0):
+        _concurrency_tables(runs, trees, latency, args.levels, n, small)
+    _cpu_table(runs, [*trees, *([] if args.no_control else [CONTROL_TREE])], latencies, n, small)
     if len(trees) > 1:
         names = list(trees)
         print()
-        for other in names[1:]:
-            ratio = measure.median_ratio(slopes(runs, names[0], 1, n, small, "cpu"),
-                                         slopes(runs, other, 1, n, small, "cpu"))
-            print(f"CPU per recorded call at concurrency 1, {names[0]} / {other}: {ratio:.2f} "
-                  "(median of the per-repetition ratios)")
+        for latency in latencies:
+            for other in names[1:]:
+                ratio = measure.median_ratio(slopes(runs, f"{names[0]}|{latency}|1", n, small, "cpu"),
+                                             slopes(runs, f"{other}|{latency}|1", n, small, "cpu"))
+                print(f"CPU per recorded call at concurrency 1, {latency * 1000:.0f} ms provider, "
+                      f"{names[0]} / {other}: {ratio:.2f} (median of the per-repetition ratios)")
     return 0
+
+
+def _concurrency_tables(runs: dict[str, list[dict[str, float]]], trees: dict[str, tuple[str, str]],
+                        latency: float, levels: list[int], n: int, small: int) -> None:
+    """Whole-run and marginal speed-up and efficiency at each concurrency, one provider latency."""
+    print(f"Whole runs of {n} scenarios, {latency * 1000:.0f} ms provider (the fixed part of a run "
+          "included):\n")
+    print("| tree | concurrency | time (s) | ideal (s) | calls/s | speed-up | ideal speed-up | efficiency | "
+          "CPU (s) | CPU per recorded call (ms, slope) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    first = levels[0]
+    for name in trees:
+        base = [r["wall"] for r in runs[f"{name}|{latency}|{first}|{n}"]]
+        per_call = measure.median(slopes(runs, f"{name}|{latency}|{first}", n, small, "cpu"))
+        for level in levels:
+            these = runs[f"{name}|{latency}|{level}|{n}"]
+            walls = [r["wall"] for r in these]
+            ideal_speedup = math.ceil(n / first) / math.ceil(n / level)
+            speedup = measure.median_ratio(base, walls)
+            seconds = measure.median(walls)
+            shown = f"{per_call * 1000:.2f}" if level == first else "-"
+            print(f"| {name} | {level} | {seconds:.2f} | {math.ceil(n / level) * latency:.2f} | "
+                  f"{n / seconds:.0f} | {speedup:.1f}x | {ideal_speedup:.0f}x | "
+                  f"{speedup / ideal_speedup:.2f} | {measure.median([r['cpu'] for r in these]):.2f} | "
+                  f"{shown} |")
+    print(f"\nMarginal throughput, {latency * 1000:.0f} ms provider: slope between {small} and {n} "
+          "scenarios at each concurrency (the fixed part of a run removed):\n")
+    print("| tree | concurrency | wall per call (ms, slope) | ideal (ms) | calls/s | speed-up | "
+          "ideal speed-up | efficiency | CPU per call (ms, slope) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in trees:
+        base_slopes = slopes(runs, f"{name}|{latency}|{first}", n, small, "wall")
+        for level in levels:
+            walls = slopes(runs, f"{name}|{latency}|{level}", n, small, "wall")
+            rounds = math.ceil(n / level) - math.ceil(small / level)
+            ideal = rounds * latency / (n - small)
+            ideal_speedup = (math.ceil(n / first) - math.ceil(small / first)) / rounds
+            speedup = measure.median_ratio(base_slopes, walls)
+            seconds = measure.median(walls)
+            cpu = measure.median(slopes(runs, f"{name}|{latency}|{level}", n, small, "cpu"))
+            print(f"| {name} | {level} | {seconds * 1000:.2f} | {ideal * 1000:.2f} | {1 / seconds:.0f} | "
+                  f"{speedup:.1f}x | {ideal_speedup:.0f}x | {speedup / ideal_speedup:.2f} | "
+                  f"{cpu * 1000:.2f} |")
+    print()
+
+
+def _cpu_table(runs: dict[str, list[dict[str, float]]], names: list[str], latencies: list[float],
+               n: int, small: int) -> None:
+    """CPU per call at concurrency 1 by provider latency, each tree beside the no-harness
+    control: the difference is the harness's own work; the control's rise with the latency
+    is the machine's cost of waiting."""
+    print(f"CPU per call at concurrency 1 (slope between {small} and {n} calls, ms; median, "
+          "min..max over repetitions):\n")
+    print("| tree | " + " | ".join(f"{x * 1000:.0f} ms provider" for x in latencies) + " |")
+    print("|---|" + "---:|" * len(latencies))
+    for name in names:
+        cells = []
+        for latency in latencies:
+            values = slopes(runs, f"{name}|{latency}|1", n, small, "cpu")
+            cells.append(f"{measure.median(values) * 1000:.2f} [{min(values) * 1000:.2f}.."
+                         f"{max(values) * 1000:.2f}]")
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    if CONTROL_TREE in names:
+        print()
+        for name in (x for x in names if x != CONTROL_TREE):
+            cells = []
+            for latency in latencies:
+                own = [a - b for a, b in zip(slopes(runs, f"{name}|{latency}|1", n, small, "cpu"),
+                                             slopes(runs, f"{CONTROL_TREE}|{latency}|1", n, small, "cpu"),
+                                             strict=True)]
+                cells.append(f"{latency * 1000:.0f} ms: {measure.median(own) * 1000:.2f}")
+            print(f"{name} minus the control (the harness's own CPU per recorded call, paired per "
+                  f"repetition): " + ", ".join(cells) + " ms")
 
 
 if __name__ == "__main__":
