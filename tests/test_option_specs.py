@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from harness.frontends.cli import build_parser
+from harness.frontends.cli_parser import build_parser
 from harness.running.options import OptionsInvalid, RunOptions, parsed_values, run_options
 from harness.running.optionspec import BOTH, CLI, PYTEST, SPECS, OptionSpec
 from harness.running.optionspec import spec as row_of

@@ -14,7 +14,8 @@ pytest imports this module in every session of an environment that has the harne
 (through :mod:`harness.frontends.pytest_entry`, before ``--evals`` is known) and parses and
 assertion-rewrites it each time it cannot cache the result, so it holds the table and what
 plain pytest needs of it and nothing else: it imports the standard library only, the argparse
-rendering is :mod:`harness.frontends.cli`'s and the reading of parsed values :mod:`harness.running.options`'.
+rendering is :mod:`harness.frontends.cli_parser`'s and the reading of parsed values
+:mod:`harness.running.options`'.
 """
 
 # No ``from __future__ import annotations`` here: typing.NamedTuple compiles every string
