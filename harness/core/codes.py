@@ -206,7 +206,7 @@ CATALOGUE: tuple[ErrorCode, ...] = (
        "A batch could not be created, polled or downloaded; what is journaled stays journaled.",
        "Re-run with `--resume` to poll or download the journaled batch without paying twice; if "
        "the server has no batch API, record without `--batch`.",
-       "harness.running.batch.BatchFailed"),
+       "harness.running.batch_recorder.BatchFailed"),
     _e("eval-batch-pending", 2,
        "An earlier run left batches at the provider, already paid for.",
        "Re-run with `--resume` to collect their answers, or delete the journal folder the "

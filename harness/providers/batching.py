@@ -3,8 +3,8 @@
 A batch API takes many requests at once (at half the price of synchronous
 calls), answers within 24 hours, and answers each request on its own: an
 answer, or an error for that request alone. :class:`BatchAPI` is the seam the
-round runner (:mod:`harness.running.batch`) drives; the OpenAI and Anthropic
-implementations live in ``openai_batch`` and ``anthropic_batch``.
+batch rounds' recorder (:mod:`harness.running.batch_recorder`) drives; the OpenAI and
+Anthropic implementations live in ``openai_batch`` and ``anthropic_batch``.
 """
 
 from __future__ import annotations

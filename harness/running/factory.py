@@ -28,7 +28,7 @@ from harness.refresh.ledger import Ledger
 if TYPE_CHECKING:
     from harness.refresh.journal import Journal
     from harness.refresh.ratelimit import RateLimiter
-    from harness.running.batch import BatchQueue, BatchRecorder
+    from harness.running.batch_recorder import BatchQueue, BatchRecorder
     from harness.running.options import RunOptions
     from harness.wire.binding import WireBinding
     from harness.wire.recorder import WireMode, WireRecorder
@@ -166,7 +166,7 @@ class ClientFactory:
         return self._journal
 
     def batch_recorder(self, note: Callable[[str], None]) -> BatchRecorder:
-        from harness.running.batch import BatchRecorder
+        from harness.running.batch_recorder import BatchRecorder
 
         assert self._batch_queue is not None, "batch_recorder() of a run without --batch"
         agents = self.dataset.agents
@@ -234,7 +234,8 @@ class ClientFactory:
         if isinstance(judge_provider, str) and judge_provider:
             client.prepare(judge_provider)  # the default judge's key is checked up front too
         if self.options.batch:
-            from harness.running.batch import BatchQueue, DeferringClient, batch_api
+            from harness.running.batch import DeferringClient
+            from harness.running.batch_recorder import BatchQueue, batch_api
 
             if not agent.at_the_wire:  # an SDK agent's route is known from its requests only
                 batch_api(client.prepare(agent.provider))  # a provider without a batch API fails now

@@ -46,7 +46,7 @@ from harness.running.shards import plan_shard
 
 if TYPE_CHECKING:
     from harness.refresh.interrupt import RunInterrupted
-    from harness.running.batch import BatchRecorder
+    from harness.running.batch_recorder import BatchRecorder
     from harness.running.plan import CallPlan
 
 

@@ -59,7 +59,8 @@ class WireDeferred:
 
 
 class DeferQueue(Protocol):
-    """Where a ``--batch`` round queues paid requests (:class:`harness.running.batch.BatchQueue`).
+    """Where a ``--batch`` round queues paid requests
+    (:class:`harness.running.batch_recorder.BatchQueue`).
 
     Declared here, not imported: the batch rounds run above the binding and import it, so
     the recorder names only what it uses of their queue (no import circle).
