@@ -25,7 +25,8 @@ from wire_fakes.wire import JsonObject, openai_error
 from harness.core.errors import ProviderError
 from harness.providers.batching import BatchStatus
 from harness.providers.retries import RetryPolicy
-from harness.wire.batch import WireBatchAPI, WireBatchItem, batch_route, refusal
+from harness.wire.batch import WireBatchAPI
+from harness.wire.batch_routes import WireBatchItem, batch_route, refusal
 from harness.wire.exchange import CHAT, EMBEDDINGS, MESSAGES, RESPONSES, WireAnswer, WireRequest
 
 #: Long and distinctive, so a leak anywhere is found by a substring search.

@@ -121,7 +121,7 @@ class BatchRecorder:
         wire_routes: dict[tuple[str, ...], list[WireDeferred]] = {}
         for item in deferred:
             if isinstance(item, WireDeferred):
-                from harness.wire.batch import batch_route
+                from harness.wire.batch_routes import batch_route
 
                 wire_routes.setdefault(batch_route(_batch_item(item, "route")), []).append(item)
             else:
@@ -156,7 +156,8 @@ class BatchRecorder:
 
     def _create_wire(self, number: int, items: list[WireDeferred]) -> list[tuple[Any, dict[str, object]]]:
         """The batches of one route of SDK requests: created, journaled (before any wait)."""
-        from harness.wire.batch import WireBatchAPI, route_record
+        from harness.wire.batch import WireBatchAPI
+        from harness.wire.batch_routes import route_record
 
         created: list[tuple[Any, dict[str, object]]] = []
         first = items[0]
@@ -250,7 +251,7 @@ def _call_record(item: Deferred | WireDeferred) -> dict[str, object]:
 
 
 def _batch_item(item: WireDeferred, custom_id: str) -> Any:
-    from harness.wire.batch import WireBatchItem
+    from harness.wire.batch_routes import WireBatchItem
 
     return WireBatchItem(custom_id, item.api, item.request)
 

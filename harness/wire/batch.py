@@ -34,17 +34,17 @@ the headers), and it is redacted from every message and every answer. The
 transport (:class:`harness.providers.http.Transport`) follows no redirect and
 gives each HTTP request a deadline; polls and downloads are retried, the batch
 creation is sent once (a retried creation could start a second, paid batch).
+
+What may be batched, and which requests share a batch, is decided before anything is
+sent, by :mod:`harness.wire.batch_routes`; this module sends the batches.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 import time
 import urllib.parse
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from harness.core.errors import ProviderError
@@ -52,34 +52,22 @@ from harness.providers.batching import MAX_REQUESTS, BatchStatus, json_lines, js
 from harness.providers.http import Transport
 from harness.providers.redaction import redact, scrub_answer
 from harness.providers.retries import RetryPolicy
-from harness.wire.exchange import (
-    CHAT,
-    EMBEDDINGS,
-    KEYED_HEADERS,
-    MESSAGES,
-    RESPONSES,
-    WireAnswer,
-    WireRequest,
-    family_of,
+from harness.wire.batch_routes import (
+    CREDENTIAL_NAME,
+    SUFFIXES,
+    WireBatchItem,
+    base_url,
+    batch_route,
+    forwarded,
+    refusal,
 )
+from harness.wire.exchange import CHAT, EMBEDDINGS, RESPONSES, WireAnswer, WireRequest, family_of
 from harness.wire.placeholder import PLACEHOLDER
 
 #: The OpenAI batch endpoint of each OpenAI wire API (the ``url`` of an input line).
 ENDPOINTS: Final = {CHAT: "/v1/chat/completions", RESPONSES: "/v1/responses",
                     EMBEDDINGS: "/v1/embeddings"}
-#: The path an API's request URL ends in; what precedes it is the base URL.
-_SUFFIXES: Final = {CHAT: "/chat/completions", RESPONSES: "/responses", EMBEDDINGS: "/embeddings",
-                    MESSAGES: "/messages"}
 COMPLETION_WINDOW: Final = "24h"
-#: The custom ids both providers accept.
-CUSTOM_ID: Final = re.compile(r"[a-zA-Z0-9_-]{1,64}")
-#: Request headers that describe one HTTP message, not the caller: never sent with batch calls.
-_PER_MESSAGE: Final = frozenset({
-    "host", "content-length", "content-type", "content-encoding", "transfer-encoding", "connection",
-    "keep-alive", "proxy-connection", "te", "trailer", "upgrade", "expect", "accept",
-    "accept-encoding", "user-agent", "idempotency-key"})
-#: Header names whose values are credentials (redacted from every message).
-_CREDENTIAL_NAME: Final = re.compile(r"auth|key|token|secret|cookie", re.IGNORECASE)
 _AUTH_HEADERS: Final = ("authorization", "x-api-key", "api-key")
 #: HTTP statuses of the batch endpoints, explained.
 _HINTS: Final = {
@@ -87,87 +75,6 @@ _HINTS: Final = {
          "record this agent without --batch",
     401: "the provider refused the key the SDK request carried",
 }
-
-
-@dataclass(frozen=True)
-class WireBatchItem:
-    """One SDK request to batch: its custom id (unique in its batch), wire API and request.
-
-    ``request`` carries the real key; it is left out of the ``repr`` so an item in a
-    message or a log line never shows it.
-    """
-
-    custom_id: str
-    api: str
-    request: WireRequest = field(repr=False)
-
-    def __post_init__(self) -> None:
-        if not CUSTOM_ID.fullmatch(self.custom_id):
-            raise ValueError(f"batch custom_id {self.custom_id[:80]!r} must match "
-                             f"{CUSTOM_ID.pattern} (both providers refuse anything else)")
-
-
-def batch_route(item: WireBatchItem) -> tuple[str, ...]:
-    """What items must share to go in one batch.
-
-    ``(family, base URL, api, *keyed headers as "name=value", "credentials:<fingerprint>")``:
-    one provider endpoint (OpenAI takes one endpoint per batch), the headers that change
-    the answers (Anthropic applies a batch's ``anthropic-beta`` to all its requests), and
-    a sha256 fingerprint of the other forwarded headers (the key among them), so two keys
-    never share a batch. The route holds no secret and may be journaled.
-    """
-    request = item.request
-    keyed = tuple(f"{name}={value}" for name in KEYED_HEADERS
-                  if (value := request.header(name)) is not None)
-    others = sorted((name, value) for name, value in _forwarded(request) if name not in KEYED_HEADERS)
-    fingerprint = hashlib.sha256(json.dumps(others).encode("utf-8")).hexdigest()[:16]
-    return (family_of(item.api), _base_url(item.api, request), item.api, *keyed,
-            f"credentials:{fingerprint}")
-
-
-def refusal(api: str, request: WireRequest) -> str | None:
-    """Why a request cannot go through a batch API, or None when it can.
-
-    Refused: an API with no batch endpoint, anything but a POST to the API's path, Azure
-    OpenAI (its batch API has other paths and deployments), a body that is not a JSON
-    object, and a streamed request (``"stream": true``: a batch answers JSON objects).
-    The text is shown as the iteration's error.
-    """
-    if api not in _SUFFIXES:
-        return (f"the {api} API has no provider batch API (batches take "
-                f"{', '.join(sorted(_SUFFIXES))}); record this agent without --batch")
-    if request.method.upper() != "POST":
-        return f"a {request.method} request has no batch form (batches take POST requests)"
-    path = urllib.parse.urlsplit(request.url).path.rstrip("/")
-    if not path.endswith(_SUFFIXES[api]):
-        return (f"the {api} request URL {_clip(request.url)} does not end in {_SUFFIXES[api]}, so "
-                "its base URL (where the batch API lives) is unknown")
-    host = (urllib.parse.urlsplit(request.url).hostname or "").lower()
-    if ("api-version=" in request.url or host.endswith(".azure.com")
-            or request.header("api-key") is not None):
-        return ("Azure OpenAI's batch API (other paths, deployments, api-version) is not supported: "
-                "record this agent without --batch")
-    try:
-        body = json.loads(request.body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        return f"the {api} request body is not JSON ({exc}); a batch carries JSON bodies only"
-    if not isinstance(body, dict):
-        return f"the {api} request body is not a JSON object; a batch carries JSON objects only"
-    if body.get("stream") is True:
-        return (f'the {api} request asks for a stream ("stream": true): a batch API answers JSON '
-                "objects, never event streams. Call without streaming, or record this agent "
-                "without --batch")
-    return None
-
-
-def route_record(item: WireBatchItem) -> dict[str, Any]:
-    """What the journal keeps of a batch's route, to poll it again after a restart (``--resume``):
-    family, API, base URL and the forwarded headers that are no credential. Never the key: the
-    resumed run puts its own in place (:meth:`WireBatchAPI.from_route`)."""
-    headers = {name: value for name, value in _forwarded(item.request)
-               if not _CREDENTIAL_NAME.search(name)}
-    return {"family": family_of(item.api), "api": item.api,
-            "base_url": _base_url(item.api, item.request), "headers": headers}
 
 
 class WireBatchAPI:
@@ -199,7 +106,7 @@ class WireBatchAPI:
                      for item in route_items if batch_route(item) != self.route]
         if problems:
             raise ValueError("items that cannot share this batch route: " + "; ".join(problems))
-        headers = dict(_forwarded(first.request))
+        headers = dict(forwarded(first.request))
         self._secrets = tuple(_credentials(headers.items()))
         if not any(name in headers for name in _AUTH_HEADERS):
             raise ProviderError(f"the {self.api} request carries no API key (no authorization or "
@@ -207,7 +114,7 @@ class WireBatchAPI:
         if any(PLACEHOLDER in value for value in headers.values()):
             raise ProviderError(f"the {self.api} request still carries the harness's placeholder key: "
                                 "put the real key in place (with_real_key) before batching it")
-        self.base_url = _base_url(first.api, first.request)
+        self.base_url = base_url(first.api, first.request)
         parts = urllib.parse.urlsplit(self.base_url)
         where = (parts.hostname or "") + (f":{parts.port}" if parts.port else "") + parts.path
         self.label = f"{self.provider} batch API at {where}"
@@ -222,14 +129,14 @@ class WireBatchAPI:
         """The client of a journaled route (:func:`route_record`) with ``key`` put in place: how a
         resumed run polls and collects a batch an earlier process created."""
         api = str(route.get("api"))
-        if api not in _SUFFIXES or not isinstance(route.get("base_url"), str):
+        if api not in SUFFIXES or not isinstance(route.get("base_url"), str):
             raise ProviderError(f"a journaled batch route names no known wire API ({api[:40]!r})")
         raw = route.get("headers")
         headers = [(str(k).lower(), str(v)) for k, v in (raw.items() if isinstance(raw, dict) else [])
-                   if not _CREDENTIAL_NAME.search(str(k))]
+                   if not CREDENTIAL_NAME.search(str(k))]
         headers.append(("x-api-key", key) if family_of(api) == "anthropic" else
                        ("authorization", f"Bearer {key}"))
-        url = str(route["base_url"]).rstrip("/") + _SUFFIXES[api]
+        url = str(route["base_url"]).rstrip("/") + SUFFIXES[api]
         parts = urllib.parse.urlsplit(url)
         request = WireRequest("POST", url, parts.path, parts.hostname or "", tuple(headers), b"{}")
         return cls([WireBatchItem("resumed", api, request)], timeout_s=timeout_s)
@@ -386,27 +293,10 @@ class WireBatchAPI:
         return self._transport.request_bytes(method, path, scenario="batch")
 
 
-def _base_url(api: str, request: WireRequest) -> str:
-    """The request URL without the API's path suffix (query kept): where the batch API lives."""
-    parts = urllib.parse.urlsplit(request.url)
-    path = parts.path.rstrip("/")
-    suffix = _SUFFIXES.get(api, "")
-    if suffix and path.endswith(suffix):
-        path = path[: -len(suffix)]
-    return urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, parts.query, ""))
-
-
-def _forwarded(request: WireRequest) -> tuple[tuple[str, str], ...]:
-    """The request's headers that go with every batch call: the key, the keyed headers, and
-    whatever else the caller sent (organisation, project, a proxy's own headers)."""
-    return tuple((name, value) for name, value in request.headers
-                 if name not in _PER_MESSAGE and not name.startswith("x-stainless-"))
-
-
 def _credentials(headers: Iterable[tuple[str, str]]) -> Iterable[str]:
     """The secret values among ``headers`` (each whole value, and a bearer token alone)."""
     for name, value in headers:
-        if not _CREDENTIAL_NAME.search(name) or not value:
+        if not CREDENTIAL_NAME.search(name) or not value:
             continue
         yield value
         scheme, _, token = value.partition(" ")
@@ -420,7 +310,3 @@ def _body(item: WireBatchItem) -> Any:
 
 def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def _clip(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."

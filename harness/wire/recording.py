@@ -145,7 +145,7 @@ class RecordingSide:
         """Queue a paid request for the round's batch (None: send it now, as ``--batch-retry-errors``
         asks for a request the batch answered with an error). The SDK gets an error it does not
         retry; the iteration stops (:attr:`deferred`) and runs again after the batch."""
-        from harness.wire.batch import refusal
+        from harness.wire.batch_routes import refusal
 
         recorder = self.recorder
         assert recorder.batch is not None and recorder.resolve_key is not None

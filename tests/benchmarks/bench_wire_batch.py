@@ -28,7 +28,8 @@ import anthropic  # noqa: E402
 import openai  # noqa: E402
 from wire_fakes import WireFake  # noqa: E402
 
-from harness.wire.batch import WireBatchAPI, WireBatchItem  # noqa: E402
+from harness.wire.batch import WireBatchAPI  # noqa: E402
+from harness.wire.batch_routes import WireBatchItem  # noqa: E402
 from harness.wire.exchange import CHAT, MESSAGES, WireRequest  # noqa: E402
 
 KEY = "sk-bench-wirebatch-0123456789abcdef"
