@@ -199,3 +199,13 @@ def test_the_pytest_summary_reports_a_failed_iteration_as_harness_run_does(
     parallel.assert_outcomes(passed=1, failed=1)
     assert _provenance(cli.out).startswith("provenance: agent answers: 2 scripted")
     assert _provenance(serial.stdout.str()) == _provenance(parallel.stdout.str()) == _provenance(cli.out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(results)
+def test_a_shipped_summary_projects_to_itself(result: IterationResult) -> None:
+    """The ``--jobs`` parent folds a job's summary record as it came (no second projection):
+    that is sound only because the result read from it projects back to the same record."""
+    shipped = through_json(result.to_json("summary"))
+    again = IterationResult.from_json(shipped, result.scenario)
+    assert through_json(again.to_json("summary")) == shipped

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -47,9 +47,10 @@ class RunSummary:
     notes: list[str] = field(default_factory=list)
     """Warnings printed above the summary: iterations that replay answers a failed refresh left."""
 
-    def add(self, result: IterationResult) -> None:
-        """Count one iteration (the next in plan order)."""
-        self.totals.add(result)
+    def add(self, result: IterationResult, shipped: Mapping[str, Any] | None = None) -> None:
+        """Count one iteration (the next in plan order); ``shipped``: its ``summary`` record,
+        when the caller already holds it (a forked job sent it)."""
+        self.totals.add(result, shipped)
 
     def extend(self, results: Iterable[IterationResult]) -> None:
         """Count several iterations, in plan order."""

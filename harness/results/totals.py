@@ -84,9 +84,12 @@ class RunTotals:
     _last: str = ""
     _last_counted: str = ""
 
-    def add(self, result: IterationResult) -> None:
-        """Fold one iteration in (plan order)."""
-        shipped = result.to_json("summary")
+    def add(self, result: IterationResult, shipped: Mapping[str, Any] | None = None) -> None:
+        """Fold one iteration in (plan order). ``shipped`` is its ``summary`` record when the
+        caller has it already (the record a forked job sent, which ``result`` was read from:
+        projecting it again gives the same record); otherwise it is projected here."""
+        if shipped is None:
+            shipped = result.to_json("summary")
         scenario_id = shipped["scenario"]
         first = scenario_id != self._last
         self._last = scenario_id

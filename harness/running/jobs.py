@@ -122,7 +122,7 @@ def run_jobs(session: Session, jobs: int,
     records.sort(key=lambda r: (order[r["scenario"]], int(r["iteration"])))
     for record in records:
         result = IterationResult.from_json(record, by_id[record["scenario"]])
-        session.summary.add(result)
+        session.summary.add(result, record)  # the summary record it was read from
         if on_result is not None:
             on_result(result)
 
