@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from conftest import Project
-from harness.core.entities import Agent
+from harness.core.declared import Agent
 from harness.providers.credentials import Credentials
 
 #: The API key every recording test uses; the secrets test greps the whole project for it.

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from conftest import YES, Project, graded
-from harness.core.entities import AgentOutput, ChatCall, ChatResponse, JsonObject, Scenario, ToolCall
+from harness.core.declared import Scenario
+from harness.core.entities import AgentOutput, ChatCall, ChatResponse, JsonObject, ToolCall
 from harness.core.errors import CacheMiss
 from harness.graded.answer import NO_TEXT, read_answer
 from harness.graded.call import NO_ANSWER, grade, grade_each

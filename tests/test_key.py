@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from harness.core.entities import Agent, ChatCall, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import ChatCall
 from harness.requests.key import CACHE_FORMAT_VERSION, canonical_json, compute_key, short_key
 from harness.requests.request import build_request
 

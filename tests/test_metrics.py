@@ -10,7 +10,8 @@ import pytest
 
 from conftest import REPO_ROOT, Project
 from harness.assertions.metrics import actual_decision, expected_decision
-from harness.core.entities import AgentOutput, ChatResponse, Scenario
+from harness.core.declared import Scenario
+from harness.core.entities import AgentOutput, ChatResponse
 
 ASK_LIMITS = [
     {"json_path": {"path": "questions", "min_items": 1, "max_items": 3}},

@@ -13,7 +13,8 @@ from typing import Any
 
 from conftest import Project
 from harness.assertions import CheckedItem
-from harness.core.entities import Agent, AgentOutput, ChatResponse, Scenario, ToolCall
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, ChatResponse, ToolCall
 from harness.mutants import OPERATORS, check_mutants, mutants_of
 
 SCHEMA = {"type": "object", "properties": {

@@ -15,15 +15,8 @@ from hypothesis import strategies as st
 from conftest import Project
 from harness.assertions.counterexamples import CounterexampleResult
 from harness.clients.caching import CallRecord
-from harness.core.entities import (
-    ChatResponse,
-    JudgeScore,
-    RubricResult,
-    Scenario,
-    ToolCall,
-    Usage,
-    Verdict,
-)
+from harness.core.declared import Scenario
+from harness.core.entities import ChatResponse, JudgeScore, RubricResult, ToolCall, Usage, Verdict
 from harness.results.record import _FIELDS, SLIM_FIELDS, SUMMARY_FIELDS, IterationResult, scenario_of
 
 NO_NOISE = ("-p", "no:benchmark", "-p", "no:cacheprovider")

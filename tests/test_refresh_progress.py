@@ -8,7 +8,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.refresh.ledger import Ledger
 from harness.results.record import IterationResult
 from harness.running.progress import Progress

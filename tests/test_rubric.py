@@ -259,7 +259,8 @@ def test_every_example_agent_declares_its_semantic_rules_as_rubric_items() -> No
 def test_a_rubric_calls_key_is_pinned_so_a_prompt_change_is_deliberate() -> None:
     """Golden: the grading prompt, the case layout and the rule all enter the judge's key.
     A change here makes every recorded grade a miss (not evaluated) until re-recorded."""
-    from harness.core.entities import AgentOutput, ChatCall, ChatResponse, Scenario
+    from harness.core.declared import Scenario
+    from harness.core.entities import AgentOutput, ChatCall, ChatResponse
     from harness.requests.key import compute_key
     from harness.rubric.grade import build_rubric_request
 

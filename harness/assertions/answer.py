@@ -16,7 +16,8 @@ from harness.assertions import CheckedItem, assertion_label, evaluate
 from harness.assertions.jsonpath import Selections
 from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
-from harness.core.entities import Agent, AgentOutput, Scenario, Status, Verdict
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, Status, Verdict
 
 __all__ = ["answer_status", "answer_verdicts", "first_reject", "verdict_line"]
 

@@ -27,7 +27,8 @@ from harness.assertions.answer import answer_verdicts
 from harness.assertions.structured import outcomes_only
 from harness.assertions.toolschema import TOOL_SCHEMA
 from harness.clients.scripted import response_of
-from harness.core.entities import Agent, AgentOutput, JsonObject, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, JsonObject
 from harness.core.errors import Problem
 from harness.execute.execution import parse_output
 

@@ -40,7 +40,8 @@ from typing import Any
 
 from harness.assertions import check_item, evaluate, overall
 from harness.assertions.jsonpath import select
-from harness.core.entities import Agent, AgentOutput, JsonObject, Scenario, Verdict
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, JsonObject, Verdict
 from harness.core.errors import Problem
 from harness.documents.manual import see
 

@@ -35,7 +35,7 @@ from harness.cache.layout import entry_dir, iteration_dir
 from harness.check.context import CheckContext
 from harness.check.entries import CacheTree, EntryRecord
 from harness.check.findings import Finding, GuardResult
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.rerecord import Fix, Rerecord
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, Selection

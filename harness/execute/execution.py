@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from harness.clients.caching import BoundClient
-from harness.core.entities import Agent, AgentOutput, ChatResponse, JsonObject, Scenario, ScenarioInput
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, ChatResponse, JsonObject, ScenarioInput
 from harness.requests.request import merged_params
 from harness.wire.answers import answer_response
 

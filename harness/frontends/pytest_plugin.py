@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.errors import HarnessError
 from harness.frontends.pytest_entry import touches
 from harness.loading.config import HarnessConfig, find_root, load_config

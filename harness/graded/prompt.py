@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from harness.core.entities import AgentOutput, JsonObject, Scenario
+from harness.core.declared import Scenario
+from harness.core.entities import AgentOutput, JsonObject
 from harness.graded.honesty import rendered
 
 __all__ = ["DEFAULT_OPTIONS", "PLACEHOLDER", "PLACEHOLDERS", "build_request"]

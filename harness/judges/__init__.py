@@ -24,7 +24,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from harness.core.entities import AgentOutput, JsonObject, JudgeScore, Scenario
+from harness.core.declared import Scenario
+from harness.core.entities import AgentOutput, JsonObject, JudgeScore
 from harness.core.errors import Problem
 from harness.documents.validation import read_text
 from harness.graded.call import GraderClient, grade, grade_each

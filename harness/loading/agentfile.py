@@ -17,7 +17,8 @@ from pathlib import Path
 
 from harness.assertions.metrics import check_metrics
 from harness.assertions.rules import Rule, check_rules
-from harness.core.entities import Agent, JsonObject
+from harness.core.declared import Agent
+from harness.core.entities import JsonObject
 from harness.core.errors import Problem
 from harness.documents.links import through_link
 from harness.documents.schemarefs import schema_problem, tool_problems

@@ -22,7 +22,8 @@ from harness.assertions.counterexamples import counterexample_problems
 from harness.assertions.metrics import expected_in
 from harness.assertions.rules import Rule, check_rules, merge_layers, resolve_rules
 from harness.cache.layout import worst_relative_path
-from harness.core.entities import Agent, JsonObject, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import JsonObject
 from harness.core.errors import DatasetError, Problem
 from harness.documents.links import symlink_problems
 from harness.documents.manual import see

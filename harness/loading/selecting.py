@@ -15,7 +15,7 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Sequence
 
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.errors import SelectionEmpty
 from harness.loading.datasets import Selection
 

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from harness.assertions.answer import first_reject
-from harness.core.entities import Agent, AgentOutput, ChatResponse, JsonObject, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, ChatResponse, JsonObject
 from harness.mutants.operators import OPERATORS, Mutant, mutants_of
 
 __all__ = ["MutantReport", "check_mutants", "mutant_strength"]

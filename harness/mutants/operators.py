@@ -19,7 +19,8 @@ from typing import Any
 
 from harness.assertions.fold import fold
 from harness.assertions.jsonpath import select
-from harness.core.entities import Agent, AgentOutput, JsonObject, Scenario, ToolCall
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput, JsonObject, ToolCall
 
 __all__ = ["OPERATORS", "QUESTION_FORMS", "Mutant", "mutants_of"]
 

@@ -19,7 +19,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from harness.clients.base import ChatClient
-from harness.core.entities import Agent, ChatCall, ChatResponse
+from harness.core.declared import Agent
+from harness.core.entities import ChatCall, ChatResponse
 from harness.core.errors import ConfigError
 from harness.providers import anthropic, openai
 from harness.providers.compat import compat_of, compat_problems, diagnose_for

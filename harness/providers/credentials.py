@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.clients.base import credential_variable
-from harness.core.entities import Agent
+from harness.core.declared import Agent
 from harness.core.errors import ConfigError, CredentialsMissing
 from harness.wire.placeholder import PLACEHOLDER
 

@@ -13,7 +13,8 @@ import json
 import re
 from typing import Any
 
-from harness.core.entities import Agent, JsonObject, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import JsonObject
 from harness.documents.reading import normalise_newlines
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}")

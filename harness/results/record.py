@@ -33,6 +33,7 @@ from harness.assertions.counterexamples import CounterexampleResult
 from harness.cache.store import response_to_json
 from harness.cache.verify import response_from_json
 from harness.clients.caching import CallRecord
+from harness.core.declared import Scenario
 from harness.core.entities import (
     BLOCKING_TYPES,
     FAILING_STATUSES,
@@ -40,7 +41,6 @@ from harness.core.entities import (
     JsonObject,
     JudgeScore,
     RubricResult,
-    Scenario,
     Status,
     Verdict,
 )

@@ -28,7 +28,8 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from harness.core.entities import AgentOutput, JsonObject, RubricResult, Scenario
+from harness.core.declared import Scenario
+from harness.core.entities import AgentOutput, JsonObject, RubricResult
 from harness.graded.call import GraderClient, grade, grade_each
 from harness.graded.kind import GradedKind
 from harness.graded.prompt import build_request

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from harness.cache.store import CacheStore
 from harness.core.clock import utc_now
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.errors import ConfigError
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, load_dataset

@@ -37,7 +37,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from harness.clients.base import ChatClient
-from harness.core.entities import ChatCall, ChatResponse, Scenario
+from harness.core.declared import Scenario
+from harness.core.entities import ChatCall, ChatResponse
 from harness.core.errors import ProviderError
 from harness.refresh.deferral import CallDeferred
 from harness.refresh.journal import Journal, describe

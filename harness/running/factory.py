@@ -18,7 +18,7 @@ from harness.clients.base import ChatClient
 from harness.clients.caching import CachingClient, CallRecord
 from harness.clients.offline import OfflineClient
 from harness.clients.scripted import ScriptedClient
-from harness.core.entities import Agent
+from harness.core.declared import Agent
 from harness.core.errors import ConfigError, HarnessError
 from harness.core.rerecord import Rerecord
 from harness.loading.config import HarnessConfig

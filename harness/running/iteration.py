@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from harness.assertions.answer import answer_status, answer_verdicts
 from harness.assertions.counterexamples import check_counterexamples, toothless_message
 from harness.clients.caching import BoundClient
-from harness.core.entities import Agent, AgentOutput, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import AgentOutput
 from harness.core.errors import CacheError, HarnessError, WriteFailed
 from harness.execute.execution import run_agent
 from harness.results.record import IterationResult

@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.errors import HarnessError
 from harness.results.record import IterationResult
 from harness.results.runsummary import RunSummary

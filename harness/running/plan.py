@@ -46,7 +46,8 @@ from harness.cache.store import CacheStore, EntryAbsent
 from harness.clients.caching import BoundClient, CachingClient
 from harness.clients.scripted import ScriptedClient
 from harness.core.clock import utc_now
-from harness.core.entities import Agent, ChatCall, ChatResponse, JsonObject, Scenario
+from harness.core.declared import Agent, Scenario
+from harness.core.entities import ChatCall, ChatResponse, JsonObject
 from harness.core.errors import CacheMiss, ConfigError, HarnessError
 from harness.execute.execution import run_agent
 from harness.judges import evaluate_judges

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 
 from harness.cache.rerecords import FailedRerecord
-from harness.core.entities import Agent
+from harness.core.declared import Agent
 from harness.core.provenance import PROVIDER, call_source
 from harness.core.rerecord import rerecord_command
 from harness.results.record import IterationResult

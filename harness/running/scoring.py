@@ -14,7 +14,8 @@ from typing import Any
 
 from harness.assertions.metrics import MetricValue, actual_decision, aggregate, expected_decision, samples_of
 from harness.clients.caching import BoundClient
-from harness.core.entities import Agent, AgentOutput, JsonObject, JudgeScore, RubricResult
+from harness.core.declared import Agent
+from harness.core.entities import AgentOutput, JsonObject, JudgeScore, RubricResult
 from harness.core.provenance import sources_by_purpose
 from harness.graded.honesty import honest
 from harness.judges import JUDGE, evaluate_judges, not_evaluated

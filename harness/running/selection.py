@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from harness.cache.layout import worst_relative_path
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.errors import ConfigError
 from harness.documents.links import refuse_symlinks
 from harness.loading.config import HarnessConfig

@@ -28,7 +28,8 @@ from harness.cache.rerecords import (
 from harness.cache.stamp import check_stamp, refuse_newer_format, stamp_path, write_stamp
 from harness.cache.store import CacheStore
 from harness.core.clock import utc_now
-from harness.core.entities import REPLAY_FAILURES, Scenario
+from harness.core.declared import Scenario
+from harness.core.entities import REPLAY_FAILURES
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, load_dataset
 from harness.refresh.ledger import Ledger

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.core.entities import Scenario
+from harness.core.declared import Scenario
 from harness.core.errors import ConfigError
 
 #: What ``K/N`` looks like, for messages.

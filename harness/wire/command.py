@@ -18,7 +18,8 @@ import json
 import os
 import subprocess
 
-from harness.core.entities import Agent, ScenarioInput
+from harness.core.declared import Agent
+from harness.core.entities import ScenarioInput
 from harness.core.errors import HarnessError
 from harness.wire.binding import WireBinding
 from harness.wire.placeholder import KEY_VARIABLES, PLACEHOLDER

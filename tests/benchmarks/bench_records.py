@@ -44,7 +44,8 @@ def _api() -> tuple[Any, Callable[[Any], dict[str, Any]], Callable[[Any], dict[s
 
 def _result(index: int) -> Any:
     from harness.clients.caching import CallRecord
-    from harness.core.entities import ChatResponse, JudgeScore, RubricResult, Scenario, Usage, Verdict
+    from harness.core.declared import Scenario
+    from harness.core.entities import ChatResponse, JudgeScore, RubricResult, Usage, Verdict
 
     result_type, _, _ = _api()
     name = f"case-{index:05d}"
