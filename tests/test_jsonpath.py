@@ -134,7 +134,7 @@ def test_selections_select_each_path_once_and_answer_as_select_does() -> None:
     """One answer's selections are made once per path and equal select/select_with_paths; a
     Subject refuses the memo of another document, so no verdict can read a stale one."""
     from harness.assertions.jsonpath import Selections, select, select_with_paths
-    from harness.assertions.structured import Subject
+    from harness.assertions.kind import Subject
     from harness.core.entities import AgentOutput, ChatResponse
 
     doc = {"questions": [{"options": ["a", "b"]}, {"options": ["c"]}], "decision": "ask"}

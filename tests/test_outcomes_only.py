@@ -1,4 +1,4 @@
-"""Judging without wording reasons (``structured.outcomes_only``), as counterexamples are judged.
+"""Judging without wording reasons (``reasons.outcomes_only``), as counterexamples are judged.
 
 The committed examples are the corpus: every counterexample and every mutated
 answer of their scenarios must get the same outcome and the same assertion
@@ -14,7 +14,7 @@ import pytest
 from harness.assertions import evaluate
 from harness.assertions.answer import answer_verdicts
 from harness.assertions.counterexamples import output_of
-from harness.assertions.structured import UNSHOWN, outcomes_only, show
+from harness.assertions.reasons import UNSHOWN, outcomes_only, show
 from harness.core.entities import AgentOutput, ChatResponse
 from harness.loading.config import load_config
 from harness.loading.datasets import Dataset, load_dataset

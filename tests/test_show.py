@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from harness.assertions.structured import _render, show
+from harness.assertions.reasons import _render, show
 
 
 def _value(rng: random.Random, depth: int = 0) -> Any:

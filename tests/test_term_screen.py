@@ -26,7 +26,8 @@ from harness.assertions import REGISTRY, CheckedItem, check_item, evaluate
 from harness.assertions import terms as term_search
 from harness.assertions.fold import fold, needle_finder, needle_key
 from harness.assertions.jsonpath import Selections
-from harness.assertions.structured import Subject, show
+from harness.assertions.kind import Subject
+from harness.assertions.reasons import show
 from harness.core.entities import AgentOutput, ChatResponse, ToolCall
 
 #: Pieces of texts and terms: the characters whose case or normal form changes their length

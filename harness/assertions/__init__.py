@@ -10,7 +10,8 @@ the answer, so ``check`` reports it and a counterexample it rejects is not caugh
 
 The kinds live in small modules (``text``, ``structured``, ``tools``, ``counting``,
 ``language``), each
-exporting ``KINDS``; :data:`REGISTRY` merges them.
+exporting ``KINDS``; :data:`REGISTRY` merges them. What a kind is (:class:`Kind`, the
+:class:`Subject` it looks at) is ``kind``; how a reason quotes a value, ``reasons``.
 
 Stage ``assert`` (tests/test_import_graph.py, STAGES): also ``counterexamples`` (known-wrong
 answers judged by the same verdicts) and ``metrics`` (deterministic metrics over the
@@ -37,7 +38,7 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 )
 
 from harness.assertions import counting, jsonpath, language, structured, text, tools
-from harness.assertions.structured import Checker, Kind, OutputKind, Subject
+from harness.assertions.kind import Checker, Kind, OutputKind, Subject
 from harness.core.entities import AgentOutput, Outcome, Verdict
 from harness.documents.fastschema import Check, compile_schema
 

@@ -24,7 +24,7 @@ from typing import Any
 
 from harness.assertions import assertion_label
 from harness.assertions.answer import answer_verdicts
-from harness.assertions.structured import outcomes_only
+from harness.assertions.reasons import outcomes_only
 from harness.assertions.toolschema import TOOL_SCHEMA
 from harness.clients.scripted import response_of
 from harness.core.declared import Agent, Scenario

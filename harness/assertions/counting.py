@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from harness.assertions import measures
-from harness.assertions.structured import Checker, Kind, prepared_kind, show
+from harness.assertions.kind import Checker, Kind, prepared_kind
+from harness.assertions.reasons import show
 from harness.assertions.text import at_label, texts_checker
 
 

@@ -21,8 +21,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from harness.assertions.kind import Kind, Result, Subject
 from harness.assertions.langmodel import full_identifier, identifier_for
-from harness.assertions.structured import Kind, Result, Subject, show
+from harness.assertions.reasons import show
 from harness.assertions.text import at_label, path_lint, run_on_texts
 
 #: Candidates when an item names none: the languages of the examples and their neighbours.

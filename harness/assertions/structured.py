@@ -1,203 +1,26 @@
-"""JSON assertions (``json_path``, ``json_schema``) and the pieces every kind shares.
+"""JSON assertions: ``json_path`` and ``json_schema``, and the JSON equality they judge by.
 
-The shared pieces live here rather than in the package ``__init__`` so that the
-kind modules can import them without an import cycle: ``jsonpath`` <- this
-module <- ``text`` / ``tools`` <- ``__init__``.
-
-Every check is a pure function ``(spec, subject) -> (outcome, reason)``: the
-spec is the item's value exactly as written (shorthand or mapping, already
-validated against ``expect.schema.json``), and the subject is what the agent
-produced plus its declared contract.
+``json_path`` selects values of the parsed output (:mod:`harness.assertions.jsonpath`)
+and holds each to its conditions; ``json_schema`` validates the parsed output against the
+agent's output schema or an inline one. :func:`json_equal` is JSON's equality, which
+``tool_args`` compares by too. What a kind is and what it looks at is
+:mod:`harness.assertions.kind`; how a reason quotes a value, :mod:`harness.assertions.reasons`.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
-from contextvars import ContextVar
-from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 # No stubs ship with jsonschema; "unused-ignore" keeps this clean once types-jsonschema is added.
 from jsonschema.exceptions import best_match  # type: ignore[import-untyped, unused-ignore]
 
 from harness.assertions import jsonpath
-from harness.core.entities import AgentOutput, Outcome
+from harness.assertions.kind import Checker, Kind, Result, Subject, document_problem, prepared_kind
+from harness.assertions.reasons import FOUND_LIMIT, LABEL_LIMIT, label_quote, reasons_wanted, show
 from harness.documents.compiled import compiled
 from harness.documents.fastschema import Check
 from harness.documents.schemarefs import remote_refs
-
-OutputKind = Literal["text", "json"]
-
-#: What a check returns: the outcome and a reason saying what was expected and found.
-Result = tuple[Outcome, str]
-
-#: How much of a found value a reason quotes; a reason is read in a terminal table.
-FOUND_LIMIT = 120
-#: How much of a value a label quotes; labels name an assertion, they don't show data.
-LABEL_LIMIT = 40
-
-
-@dataclass(frozen=True)
-class Subject:
-    """What an assertion looks at: the agent's output plus its declared contract."""
-
-    output: AgentOutput
-    output_kind: OutputKind
-    output_schema: Mapping[str, Any] | None
-    selections: jsonpath.Selections = field(compare=False, repr=False)
-    """The parsed output's selections, made once per path for this answer (shared with the
-    answer's ``when`` conditions); a memo of another document is refused."""
-
-    def __post_init__(self) -> None:
-        if self.selections.doc is not self.output.parsed:
-            raise ValueError("a Subject's selections must be those of its output's parsed value")
-
-
-def _no_problems(spec: Any) -> list[str]:
-    return []
-
-
-#: One spec turned into its test of an answer (see :attr:`Kind.prepare`).
-Checker = Callable[[Subject], Result]
-
-
-class Kind(NamedTuple):
-    """One assertion kind of the registry."""
-
-    check: Callable[[Any, Subject], Result]
-    """Evaluate the assertion; may raise, the engine turns that into a reject."""
-    label: Callable[[Any], str]
-    """Short readable label built from the spec alone (used when no ``name`` is given)."""
-    lint: Callable[[Any], list[str]] = _no_problems
-    """Problems the schema cannot see (path syntax, regex syntax, inline schema validity)."""
-    prepare: Callable[[Any], Checker] | None = None
-    """The spec made into its checker once, so that ``check(spec, s) == prepare(spec)(s)``: what
-    depends on the spec alone (a compiled regex, a folded term list, the bounds of a reason) is
-    derived once per item rather than once per answer. ``None``: the checker calls ``check``."""
-
-    def checker(self, spec: Any) -> Checker:
-        """The checker of ``spec``: its prepared form, or ``check`` bound to it."""
-        if self.prepare is not None:
-            return self.prepare(spec)
-        return functools.partial(self.check, spec)
-
-
-def prepared_kind(prepare: Callable[[Any], Checker], label: Callable[[Any], str],
-                  lint: Callable[[Any], list[str]] = _no_problems) -> Kind:
-    """A kind written as ``prepare``: its ``check`` prepares the spec, then checks, so both
-    ways of running a spec are one code path and cannot disagree."""
-    def check(spec: Any, subject: Subject) -> Result:
-        return prepare(spec)(subject)
-
-    return Kind(check, label, lint, prepare)
-
-
-#: False inside :func:`outcomes_only`: reasons are not worded (``show`` quotes nothing).
-_REASONS: ContextVar[bool] = ContextVar("harness_assertion_reasons", default=True)
-#: What :func:`show` gives inside :func:`outcomes_only`.
-UNSHOWN = "…"
-
-
-@contextmanager
-def outcomes_only() -> Iterator[None]:
-    """Within: every check decides its outcome as always, but quotes no value in its reason.
-
-    For judging known-wrong answers (counterexamples), where only which assertions reject
-    is kept: quoting the found value (rendering a parsed answer, wording a schema error)
-    was a fifth of their cost. Labels never depend on it (:func:`label_quote`).
-    """
-    token = _REASONS.set(False)
-    try:
-        yield
-    finally:
-        _REASONS.reset(token)
-
-
-def reasons_wanted() -> bool:
-    """False inside :func:`outcomes_only`: a check may skip work that only words its reason."""
-    return _REASONS.get()
-
-
-def show(value: Any, limit: int = FOUND_LIMIT) -> str:
-    """Quote a found or expected value for a reason, cut to ``limit`` characters.
-
-    Strings are ``repr``-quoted so whitespace and empty strings stay visible;
-    other JSON values read as in YAML/JSON (``true``, ``null``, ``[1, 'a']``),
-    the way scenario authors wrote them. Inside :func:`outcomes_only`: :data:`UNSHOWN`.
-    """
-    if not _REASONS.get():
-        return UNSHOWN
-    return label_quote(value, limit)
-
-
-def label_quote(value: Any, limit: int = LABEL_LIMIT) -> str:
-    """:func:`show`, whatever the context: labels name an assertion and must never change."""
-    if isinstance(value, str):
-        if len(value) + 2 > limit:  # its repr cannot fit: never quote a whole long answer
-            return repr(value[:limit] + "…")
-        text = repr(value)
-        return text if len(text) <= limit else repr(value[:limit] + "…")
-    text = _render_prefix(value, limit)  # a whole parsed answer is rendered only as far as shown
-    if len(text) <= limit:
-        return text
-    return text[:limit] + "…"
-
-
-def _render_prefix(value: Any, limit: int) -> str:
-    """``_render(value)``, or a prefix of it longer than ``limit`` (all that ``show`` needs)."""
-    parts: list[str] = []
-    _emit(value, parts, [limit + 1])
-    return "".join(parts)
-
-
-def _emit(value: Any, parts: list[str], budget: list[int]) -> bool:
-    """Append the rendering of ``value`` to ``parts`` until ``budget[0]`` characters are spent;
-    false once they are (the caller stops: the rest would be cut anyway)."""
-    if isinstance(value, Mapping):
-        parts.append("{")
-        budget[0] -= 1
-        for n, (k, v) in enumerate(value.items()):
-            if n:
-                parts.append(", ")
-                budget[0] -= 2
-            if budget[0] <= 0 or not _emit(k, parts, budget):
-                return False
-            parts.append(": ")
-            budget[0] -= 2
-            if budget[0] <= 0 or not _emit(v, parts, budget):
-                return False
-        parts.append("}")
-        budget[0] -= 1
-    elif isinstance(value, list | tuple):
-        parts.append("[")
-        budget[0] -= 1
-        for n, item in enumerate(value):
-            if n:
-                parts.append(", ")
-                budget[0] -= 2
-            if budget[0] <= 0 or not _emit(item, parts, budget):
-                return False
-        parts.append("]")
-        budget[0] -= 1
-    else:
-        text = _render(value)
-        parts.append(text)
-        budget[0] -= len(text)
-    return budget[0] > 0
-
-
-def _render(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_render(k)}: {_render(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_render(item) for item in value) + "]"
-    return repr(value)
 
 
 def json_equal(a: Any, b: Any) -> bool:
@@ -215,20 +38,6 @@ def json_equal(a: Any, b: Any) -> bool:
     if isinstance(a, Mapping | list | tuple) or isinstance(b, Mapping | list | tuple):
         return False
     return bool(a == b)
-
-
-def document_problem(subject: Subject, what: str) -> Result | None:
-    """Why the parsed JSON output cannot be used (``None`` when it can).
-
-    A text agent has no JSON to look at, so the assertion is ``not_evaluated``
-    (the scenario then fails as unchecked if nothing else checks it). A json
-    agent whose output does not parse broke its contract: that is a ``reject``.
-    """
-    if subject.output_kind != "json":
-        return "not_evaluated", f"{what} needs output: json (this agent's output is text)"
-    if subject.output.parse_error is not None:
-        return "reject", f"output is not valid JSON: {subject.output.parse_error}"
-    return None
 
 
 # --- json_path ---------------------------------------------------------------
@@ -383,7 +192,7 @@ def _validate(compiled: _Compiled, which: str, parsed: Any) -> Result:
         return "reject", f"{which} is not a valid JSON Schema: {compiled.problem}"
     if compiled.fast is not None and compiled.fast(parsed):
         return "pass", f"output validates against {which}"
-    if not _REASONS.get():  # jsonschema has the last word, but nothing to word
+    if not reasons_wanted():  # jsonschema has the last word, but nothing to word
         if compiled.validator.is_valid(parsed):
             return "pass", f"output validates against {which}"
         return "reject", f"output does not match {which}"

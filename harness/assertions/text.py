@@ -37,18 +37,8 @@ from typing import Any
 
 from harness.assertions import jsonpath, terms
 from harness.assertions.fold import fold
-from harness.assertions.structured import (
-    LABEL_LIMIT,
-    Checker,
-    Kind,
-    Result,
-    Subject,
-    document_problem,
-    label_quote,
-    prepared_kind,
-    reasons_wanted,
-    show,
-)
+from harness.assertions.kind import Checker, Kind, Result, Subject, document_problem, prepared_kind
+from harness.assertions.reasons import LABEL_LIMIT, label_quote, reasons_wanted, show
 
 #: A per-text test: (passed, reason).
 _Test = Callable[[str], tuple[bool, str]]

@@ -10,15 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from harness.assertions.structured import (
-    LABEL_LIMIT,
-    Kind,
-    Result,
-    Subject,
-    json_equal,
-    label_quote,
-    show,
-)
+from harness.assertions.kind import Kind, Result, Subject
+from harness.assertions.reasons import LABEL_LIMIT, label_quote, show
+from harness.assertions.structured import json_equal
 from harness.core.entities import ToolCall
 
 
