@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from harness.documents.fastschema import compile_schema, json_equal
+from harness.documents.fastkeywords import json_equal
+from harness.documents.fastschema import compile_schema
 from harness.documents.validation import _registry, fast_check, read_document, validator
 from harness.wire.codecs import decode_answer
 

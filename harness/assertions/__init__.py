@@ -40,7 +40,8 @@ from jsonschema.exceptions import (  # type: ignore[import-untyped, unused-ignor
 from harness.assertions import counting, jsonpath, language, structured, text, tools
 from harness.assertions.kind import Checker, Kind, OutputKind, Subject
 from harness.core.entities import AgentOutput, Outcome, Verdict
-from harness.documents.fastschema import Check, compile_schema
+from harness.documents.fastkeywords import Check
+from harness.documents.fastschema import compile_schema
 
 __all__ = [
     "ASSERTION_KINDS",

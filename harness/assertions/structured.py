@@ -19,7 +19,7 @@ from harness.assertions import jsonpath
 from harness.assertions.kind import Checker, Kind, Result, Subject, document_problem, prepared_kind
 from harness.assertions.reasons import FOUND_LIMIT, LABEL_LIMIT, label_quote, reasons_wanted, show
 from harness.documents.compiled import compiled
-from harness.documents.fastschema import Check
+from harness.documents.fastkeywords import Check
 from harness.documents.schemarefs import remote_refs
 
 

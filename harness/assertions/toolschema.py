@@ -26,7 +26,8 @@ from jsonschema import Draft202012Validator  # type: ignore[import-untyped, unus
 
 from harness.core.entities import AgentOutput, JsonObject, Verdict
 from harness.documents.compiled import OFFLINE_REGISTRY
-from harness.documents.fastschema import Check, compile_schema
+from harness.documents.fastkeywords import Check
+from harness.documents.fastschema import compile_schema
 
 __all__ = ["TOOL_SCHEMA", "tool_call_problems", "tool_schema_verdict"]
 

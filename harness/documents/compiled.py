@@ -33,7 +33,8 @@ from jsonschema_specifications import REGISTRY as SPECIFICATIONS  # type: ignore
 from referencing import Registry, Resource  # type: ignore[import-untyped, unused-ignore]
 from referencing.exceptions import NoSuchResource  # type: ignore[import-untyped, unused-ignore]
 
-from harness.documents.fastschema import Check, compile_schema
+from harness.documents.fastkeywords import Check
+from harness.documents.fastschema import compile_schema
 
 
 def _refuse(uri: str) -> Resource[Any]:

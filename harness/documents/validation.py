@@ -19,7 +19,8 @@ from jsonschema.exceptions import ValidationError, best_match
 from referencing import Registry, Resource
 
 from harness.core.errors import Problem
-from harness.documents.fastschema import Check, compile_schema
+from harness.documents.fastkeywords import Check
+from harness.documents.fastschema import compile_schema
 from harness.documents.reading import normalise_newlines, read_file
 from harness.documents.strictload import DocumentError, load_json, load_yaml
 
