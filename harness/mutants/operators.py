@@ -5,22 +5,22 @@ faulty model would, and says what it did (``detail``), so a survivor reads as
 "``flip_enum``: decision: ask -> refuse" in a report. The limits an operator
 aims past are read from the scenario itself: its ``expect`` items (their own
 and the rules its agent and tenant declare), the agent's output schema and its
-tool parameter schemas. Order and content are a pure function of the inputs.
+tool parameter schemas (:mod:`harness.mutants.targets` reads them, and finds the places
+of an answer to break). Order and content are a pure function of the inputs.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from harness.assertions.fold import fold
 from harness.assertions.jsonpath import select
 from harness.core.declared import Agent, Scenario
 from harness.core.entities import AgentOutput, JsonObject, ToolCall
+from harness.mutants import targets
 
 __all__ = ["OPERATORS", "QUESTION_FORMS", "Mutant", "mutants_of"]
 
@@ -50,166 +50,41 @@ class Mutant:
     tool_calls: tuple[ToolCall, ...]
 
 
-@dataclass(frozen=True)
-class _Limits:
-    """What the scenario bounds, read from its items and the agent's schemas."""
-
-    caps: dict[str, int]
-    """JSON path (or ``text``, or ``tool.<name>.<arg>``) -> the smallest max_chars/maxLength."""
-    words: dict[str, int]
-    items: dict[str, tuple[int | None, int | None]]
-    terms: list[tuple[str, list[str]]]
-    """(path or ``text`` or ``tool:<name>``, forbidden terms) per not_contains item."""
-
-
-def _limits(agent: Agent, scenario: Scenario) -> _Limits:
-    caps: dict[str, int] = {}
-    words: dict[str, int] = {}
-    items: dict[str, tuple[int | None, int | None]] = {}
-    terms: list[tuple[str, list[str]]] = []
-    for item in scenario.expect:
-        for kind, spec in item.items():
-            if not isinstance(spec, Mapping):
-                continue
-            where = (f"tool:{spec['tool']}" if "tool" in spec else str(spec.get("path") or "text"))
-            if kind == "max_chars" and isinstance(spec.get("value"), int):
-                caps[where] = min(caps.get(where, spec["value"]), spec["value"])
-            elif kind == "words" and isinstance(spec.get("max"), int):
-                words[where] = min(words.get(where, spec["max"]), spec["max"])
-            elif kind == "json_path" and ("max_items" in spec or "min_items" in spec):
-                items[str(spec["path"])] = (spec.get("min_items"), spec.get("max_items"))
-            elif kind == "not_contains":
-                values = [spec[m] for m in ("value", "any", "all") if m in spec]
-                flat = [v for value in values for v in ([value] if isinstance(value, str) else value)]
-                terms.append((where, flat))
-    for tool in agent.tools:
-        for name, prop in ((tool.get("parameters") or {}).get("properties") or {}).items():
-            if isinstance(prop, Mapping) and isinstance(prop.get("maxLength"), int):
-                caps[f"tool:{tool.get('name')}.{name}"] = prop["maxLength"]
-    return _Limits(caps, words, items, terms)
-
-
-def _enum_paths(schema: Any, prefix: str = "") -> Iterator[tuple[str, list[Any]]]:
-    """(path, enum) of every enum property of an output schema (objects and array items)."""
-    if not isinstance(schema, Mapping):
-        return
-    if isinstance(schema.get("enum"), list) and prefix:
-        yield prefix, list(schema["enum"])
-    for name, prop in (schema.get("properties") or {}).items():
-        yield from _enum_paths(prop, f"{prefix}.{name}" if prefix else str(name))
-    if isinstance(schema.get("items"), Mapping):
-        yield from _enum_paths(schema["items"], f"{prefix}[0]")
-
-
-def _get(doc: Any, path: str) -> Any:
-    found = select(doc, path)
-    return found[0] if found else None
-
-
-def _set(doc: Any, path: str, value: Any) -> bool:
-    """Set the first value ``path`` selects (wildcards read as index 0); False when absent."""
-    steps = re.findall(r"[^.\[\]]+|\[\d+\]|\[\*\]", path)
-    node = doc
-    for index, step in enumerate(steps):
-        last = index == len(steps) - 1
-        if step.startswith("["):
-            position = 0 if step == "[*]" else int(step[1:-1])
-            if not isinstance(node, list) or position >= len(node):
-                return False
-            if last:
-                node[position] = value
-                return True
-            node = node[position]
-        else:
-            if not isinstance(node, dict) or step not in node:
-                return False
-            if last:
-                node[step] = value
-                return True
-            node = node[step]
-    return False
-
-
-def _strings(doc: Any, prefix: str = "", depth: int = 0) -> Iterator[tuple[str, str]]:
-    """(path, value) of the strings of a document: every key, the first element of each list."""
-    if depth > 4:
-        return
-    if isinstance(doc, str):
-        yield prefix, doc
-    elif isinstance(doc, Mapping):
-        for key, value in doc.items():
-            yield from _strings(value, f"{prefix}.{key}" if prefix else str(key), depth + 1)
-    elif isinstance(doc, list) and doc:
-        yield from _strings(doc[0], f"{prefix}[0]", depth + 1)
-
-
-def _lists(doc: Any, prefix: str = "", depth: int = 0) -> Iterator[tuple[str, list[Any]]]:
-    if depth > 4:
-        return
-    if isinstance(doc, list):
-        yield prefix, doc
-        if doc:
-            yield from _lists(doc[0], f"{prefix}[0]", depth + 1)
-    elif isinstance(doc, Mapping):
-        for key, value in doc.items():
-            yield from _lists(value, f"{prefix}.{key}" if prefix else str(key), depth + 1)
-
-
-def _wild(path: str) -> str:
-    """``questions[0].options`` -> ``questions[*].options``: how items name the path."""
-    return re.sub(r"\[\d+\]", "[*]", path)
-
-
-def _variants(term: str) -> list[str]:
-    """A forbidden term as written and in the spellings a rewording produces."""
-    words = fold(term).split(" ") if any(ch.isalnum() for ch in term) else [term]
-    found = [term, term.upper()]
-    if len(words) > 1:
-        found += [" ".join(words), "-".join(words), "".join(w.capitalize() for w in words)]
-    elif "_" not in term and "." not in term:
-        found.append(term.capitalize())
-    out: list[str] = []
-    for variant in found:
-        if variant not in out:
-            out.append(variant)
-    return out
-
-
 # --- the operators -----------------------------------------------------------------------
 
 Made = tuple[str, str, Any, str, tuple[ToolCall, ...]]
 """(operator, detail, parsed, text, tool calls) of one mutant before it is finalised."""
 
 
-def _flip_enum(agent: Agent, doc: Any, limits: _Limits) -> Iterator[tuple[str, Any]]:
-    for path, values in _enum_paths(agent.output_schema or {}):
-        current = _get(doc, path)
+def _flip_enum(agent: Agent, doc: Any, limits: targets.Limits) -> Iterator[tuple[str, Any]]:
+    for path, values in targets.enum_paths(agent.output_schema or {}):
+        current = targets.get_at(doc, path)
         if current is None:
             continue
         for value in values:
             if value != current:
                 changed = copy.deepcopy(doc)
-                if _set(changed, path, value):
-                    yield f"{_wild(path)}: {current!r} -> {value!r}", changed
+                if targets.set_at(changed, path, value):
+                    yield f"{targets.wild(path)}: {current!r} -> {value!r}", changed
 
 
-def _grow_shrink(doc: Any, limits: _Limits) -> Iterator[tuple[str, str, Any]]:
-    for path, found in list(_lists(doc)):
+def _grow_shrink(doc: Any, limits: targets.Limits) -> Iterator[tuple[str, str, Any]]:
+    for path, found in list(targets.lists(doc)):
         if not found:
             continue
-        low, high = limits.items.get(_wild(path), (None, None))
+        low, high = limits.items.get(targets.wild(path), (None, None))
         grow_to = (high if isinstance(high, int) else len(found)) + 1
         changed = copy.deepcopy(doc)
         target = select(changed, path)[0] if path else changed
         while len(target) < grow_to:
             target.append(copy.deepcopy(target[-1]))
-        yield "grow_list", f"{_wild(path)}: {len(found)} -> {grow_to} items", changed
+        yield "grow_list", f"{targets.wild(path)}: {len(found)} -> {grow_to} items", changed
         for size in sorted({max((low if isinstance(low, int) else 1) - 1, 0), 0}):
             if size < len(found):
                 changed = copy.deepcopy(doc)
                 target = select(changed, path)[0] if path else changed
                 del target[size:]
-                yield "shrink_list", f"{_wild(path)}: {len(found)} -> {size} items", changed
+                yield "shrink_list", f"{targets.wild(path)}: {len(found)} -> {size} items", changed
 
 
 def _drop_empty(doc: Any) -> Iterator[tuple[str, str, Any]]:
@@ -219,64 +94,64 @@ def _drop_empty(doc: Any) -> Iterator[tuple[str, str, Any]]:
         changed = copy.deepcopy(doc)
         del changed[key]
         yield "drop_field", key, changed
-    for path, value in list(_strings(doc)):
+    for path, value in list(targets.strings(doc)):
         if value:
             changed = copy.deepcopy(doc)
-            _set(changed, path, "")
-            yield "empty_field", _wild(path), changed
+            targets.set_at(changed, path, "")
+            yield "empty_field", targets.wild(path), changed
 
 
-def _lengthen(doc: Any, limits: _Limits) -> Iterator[tuple[str, str, Any]]:
-    for path, value in list(_strings(doc)):
-        cap = limits.caps.get(_wild(path)) or limits.caps.get(path)
+def _lengthen(doc: Any, limits: targets.Limits) -> Iterator[tuple[str, str, Any]]:
+    for path, value in list(targets.strings(doc)):
+        cap = limits.caps.get(targets.wild(path)) or limits.caps.get(path)
         if cap is not None and len(value) <= cap:
             longer = value + " " + _FILLER * (cap // len(_FILLER) + 1)
             changed = copy.deepcopy(doc)
-            _set(changed, path, longer)
-            yield "lengthen", f"{_wild(path)}: {len(value)} -> {len(longer)} characters", changed
-        words = limits.words.get(_wild(path))
+            targets.set_at(changed, path, longer)
+            yield "lengthen", f"{targets.wild(path)}: {len(value)} -> {len(longer)} characters", changed
+        words = limits.words.get(targets.wild(path))
         if words is not None:
             for joiner in _JOINERS:
                 label = joiner.join(["extra"] * (words + 1))
                 changed = copy.deepcopy(doc)
-                _set(changed, path, label)
-                yield "lengthen", f"{_wild(path)}: {words + 1} words joined by {joiner!r}", changed
+                targets.set_at(changed, path, label)
+                yield "lengthen", f"{targets.wild(path)}: {words + 1} words joined by {joiner!r}", changed
 
 
-def _inject(doc: Any, text: str, limits: _Limits) -> Iterator[tuple[str, str, Any, str]]:
+def _inject(doc: Any, text: str, limits: targets.Limits) -> Iterator[tuple[str, str, Any, str]]:
     """Forbidden terms in their variant spellings, where the item looks and elsewhere."""
-    strings = [(p, v) for p, v in _strings(doc)]
+    strings = [(p, v) for p, v in targets.strings(doc)]
     for where, terms in limits.terms:
         if where.startswith("tool:"):
             continue
         for term in terms:
-            for variant in _variants(term):
+            for variant in targets.variants(term):
                 if where == "text":
                     yield "inject_term", f"{variant!r} into the text", doc, f"{text} {variant}"
                     continue
-                target = next(((p, v) for p, v in strings if _wild(p) == _wild(where)), None)
+                target = next(((p, v) for p, v in strings if targets.wild(p) == targets.wild(where)), None)
                 if target is None:
                     continue
                 changed = copy.deepcopy(doc)
-                _set(changed, target[0], f"{target[1]} {variant}")
-                yield "inject_term", f"{variant!r} into {_wild(where)}", changed, text
+                targets.set_at(changed, target[0], f"{target[1]} {variant}")
+                yield "inject_term", f"{variant!r} into {targets.wild(where)}", changed, text
         # the first term into every other string field: a rule enforced in one field only
         for path, value in strings:
-            if terms and _wild(path) != _wild(where):
+            if terms and targets.wild(path) != targets.wild(where):
                 changed = copy.deepcopy(doc)
-                _set(changed, path, f"{value} {terms[0]}")
-                yield "inject_term", f"{terms[0]!r} into {_wild(path)}", changed, text
+                targets.set_at(changed, path, f"{value} {terms[0]}")
+                yield "inject_term", f"{terms[0]!r} into {targets.wild(path)}", changed, text
 
 
 def _append_question(doc: Any, text: str) -> Iterator[tuple[str, str, Any, str]]:
-    strings = [(p, v) for p, v in _strings(doc)] if isinstance(doc, dict) else []
+    strings = [(p, v) for p, v in targets.strings(doc)] if isinstance(doc, dict) else []
     for form in QUESTION_FORMS:
         if not strings:
             yield "append_question", f"{form!r} after the text", doc, f"{text} {form}".strip()
         for path, value in strings:
             changed = copy.deepcopy(doc)
-            _set(changed, path, f"{value} {form}".strip())
-            yield "append_question", f"{form!r} after {_wild(path)}", changed, text
+            targets.set_at(changed, path, f"{value} {form}".strip())
+            yield "append_question", f"{form!r} after {targets.wild(path)}", changed, text
 
 
 def _prose_move(doc: Any, text: str, calls: tuple[ToolCall, ...]
@@ -324,7 +199,7 @@ def _swap_tools(agent: Agent, calls: tuple[ToolCall, ...]) -> Iterator[tuple[str
                            with_call(ToolCall(call.name, {**call.arguments, arg: option})))
 
 
-def _tool_strings(limits: _Limits, calls: tuple[ToolCall, ...]
+def _tool_strings(limits: targets.Limits, calls: tuple[ToolCall, ...]
                   ) -> Iterator[tuple[str, str, tuple[ToolCall, ...]]]:
     """Questions, forbidden terms and lengths in the string arguments of the tool calls."""
     for index, call in enumerate(calls):
@@ -344,7 +219,7 @@ def _tool_strings(limits: _Limits, calls: tuple[ToolCall, ...]
             for where, terms in limits.terms:
                 if where == f"tool:{call.name}":
                     for term in terms:
-                        for variant in _variants(term)[:3]:
+                        for variant in targets.variants(term)[:3]:
                             yield "inject_term", f"{variant!r} into {call.name}.{arg}", put(
                                 f"{value} {variant}")
 
@@ -365,7 +240,7 @@ OPERATORS = ("flip_enum", "grow_list", "shrink_list", "drop_field", "empty_field
 
 def mutants_of(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Mutant]:
     """Every distinct mutant of ``output`` (none equal to the original), in operator order."""
-    limits = _limits(agent, scenario)
+    limits = targets.limits(agent, scenario)
     doc = output.parsed if agent.output == "json" and output.parse_error is None else None
     text, calls = output.text, output.tool_calls
     made: list[Made] = []
