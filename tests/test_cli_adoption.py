@@ -179,3 +179,18 @@ def test_a_python_without_a_dependency_gets_the_install_command_not_a_traceback(
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr
     assert "eval-missing-dependency" in done.stderr and "pip install" in done.stderr
+
+
+def test_an_offline_run_of_one_agent_is_not_failed_by_another_agents_broken_file(
+        recorded: Project) -> None:
+    recorded.agent("other")
+    recorded.write("eval-datasets/other/acme/broken.yaml", "type: edge\ndescription: [unclosed\n")
+    outcome = recorded.run("run", "--agent", "helper", "--tenant", "globex")
+    assert outcome.code == 0, outcome.err
+    assert "15 passed, 0 failed of 15" in outcome.out
+    whole = recorded.run("run")  # the whole run, and check, still read every agent
+    assert whole.code == 2 and "broken.yaml" in whole.err
+    checked = recorded.run("check")
+    assert checked.code == 1 and "datasets    FAIL" in checked.out
+    # a recording run reads the whole tree: rerecord-failed.json is kept for all of it
+    assert recorded.run("run", "--agent", "helper", "--record-missing", "--scripted").code == 2

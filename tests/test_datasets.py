@@ -187,3 +187,19 @@ def test_prompt_checked_out_with_crlf_gives_the_same_request(project: Project) -
     prompt.write_bytes(b"Line one for {{tenant}}.\r\nLine two.\r\n")
     crlf = load_dataset(load_config(project.root))
     assert lf.request_for(lf.scenarios[0]) == crlf.request_for(crlf.scenarios[0])
+
+
+def test_an_agent_filter_reads_only_those_agents_folders(project: Project) -> None:
+    project.agent()
+    project.agent("other")
+    project.scenario("helper/acme/greeting")
+    project.write("eval-datasets/other/acme/broken.yaml", "type: edge\ndescription: [unclosed\n")
+    config = load_config(project.root)
+    dataset = load_dataset(config, agents=("helper",))
+    assert [s.id for s in dataset.scenarios] == ["helper/acme/greeting"]
+    assert set(dataset.agents) == {"helper"}
+    # the whole tree still holds the broken file, and a name that is no agent folder reads it
+    # all, so the run's filter error could list every agent
+    for agents in ((), ("helper", "typo")):
+        with pytest.raises(DatasetError, match="broken.yaml"):
+            load_dataset(config, agents=agents)

@@ -105,21 +105,28 @@ class Selection:
         return [s for s in scenarios if self.matches(s)]
 
 
-def load_dataset(config: HarnessConfig, judges: JudgeRegistry | None = None) -> Dataset:
-    """Load and validate the whole datasets tree, or raise one DatasetError listing all problems.
+def load_dataset(config: HarnessConfig, judges: JudgeRegistry | None = None, *,
+                 agents: Iterable[str] = ()) -> Dataset:
+    """Load and validate the datasets tree, or raise one DatasetError listing all problems.
 
     ``judges``: the evaluators scenarios may name (default: the built-in ones and those of
-    installed ``offline_evals.judges`` entry points)."""
-    loader = _Loader(config, judges or JudgeRegistry.discover())
+    installed ``offline_evals.judges`` entry points). ``agents``: when given, only those agents'
+    folders are read (an offline ``run --agent``: another agent's scenarios cost nothing, and
+    its broken file does not fail this agent's run; ``check`` and a whole run still read it).
+    A name that is no agent folder reads the whole tree, so the run's filter error can list
+    every agent there is."""
+    loader = _Loader(config, judges or JudgeRegistry.discover(), frozenset(agents))
     return loader.load()
 
 
 class _Loader:
     """Accumulates problems while walking the tree; never stops at the first one."""
 
-    def __init__(self, config: HarnessConfig, judges: JudgeRegistry) -> None:
+    def __init__(self, config: HarnessConfig, judges: JudgeRegistry,
+                 only: frozenset[str] = frozenset()) -> None:
         self.config = config
         self.judges = judges
+        self.only = only
         self.root = config.datasets
         self.problems: list[Problem] = []
         self.cache_rel = config.relative(config.cache)
@@ -147,7 +154,10 @@ class _Loader:
         tenants: dict[tuple[str, str], Tenant] = {}
         scenarios: list[Scenario] = []
         agent_dirs = self._children(self.root, dirs=True)
-        for agent_dir in agent_dirs:
+        read = agent_dirs
+        if self.only and self.only <= {d.name for d in agent_dirs}:
+            read = [d for d in agent_dirs if d.name in self.only]
+        for agent_dir in read:
             declaration = self._agents.read(agent_dir)
             agent = declaration.agent
             self._agent_rules, self._agent_equivalents = declaration.rules, declaration.equivalents

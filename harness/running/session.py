@@ -73,7 +73,7 @@ class EvalSession:
         self.config = config
         self.options = options or RunOptions()
         validate_options(self.options)
-        self.dataset = dataset or load_dataset(config)
+        self.dataset = dataset or load_dataset(config, agents=self._agents_read())
         self.scenarios = select_scenarios(config, self.dataset, self.options)
         self.shard_record: dict[str, Any] | None = None
         """What run.json records of the split when this run is one shard (else None)."""
@@ -114,6 +114,12 @@ class EvalSession:
     def close_records(self) -> None:
         """Close this process's records file (a forked job, before it exits)."""
         self._writer.close()
+
+    def _agents_read(self) -> tuple[str, ...]:
+        """The agent folders an offline run reads: the ``--agent`` ones (empty: all). A recording
+        run reads every agent: rerecord-failed.json and a batch journal are kept per scenario
+        of the whole tree, and a scenario missing from the dataset would look deleted there."""
+        return self.options.selection.agents if self.options.mode == "offline" else ()
 
     def iterations_of(self, scenario: Scenario) -> int:
         """How many iterations a scenario runs (the override, else its own count)."""
