@@ -92,3 +92,24 @@ def test_a_real_judges_answer_is_never_checked_for_a_tie(project: Project) -> No
     assert honest(JUDGE, [real], problem) == (real,)
     rubric = RubricResult("polite", "r", "pass", "ok", "openai", "m", source="provider")
     assert honest(RUBRIC, [rubric], problem) == (rubric,)
+
+
+def test_the_remembered_fingerprint_is_the_asked_outputs_own() -> None:
+    """fingerprint() keeps the last output's: two outputs asked in turn, equal or not, each get
+    the sha256 of their own rendering, and a thread's answer is never another output's."""
+    import hashlib
+    from concurrent.futures import ThreadPoolExecutor
+
+    def output(text: str) -> AgentOutput:
+        return AgentOutput(response=ChatResponse(content=text), text=text, parsed=None)
+
+    def own(text: str) -> str:
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    first, second, twin = output("yes"), output("no"), output("yes")
+    for item, text in [(first, "yes"), (first, "yes"), (second, "no"), (first, "yes"), (twin, "yes")]:
+        assert fingerprint(item) == own(text)
+    outputs = [output(f"answer {n}") for n in range(64)]
+    with ThreadPoolExecutor(8) as pool:
+        found = list(pool.map(fingerprint, outputs * 20))
+    assert found == [own(f"answer {n}") for n in range(64)] * 20

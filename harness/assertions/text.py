@@ -43,7 +43,8 @@ from harness.assertions.reasons import LABEL_LIMIT, label_quote, reasons_wanted,
 #: A per-text test: (passed, reason).
 _Test = Callable[[str], tuple[bool, str]]
 
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
+#: Plain ints: ``0 | re.IGNORECASE`` goes through ``enum.Flag.__ror__`` (Python code) per item.
+_FLAGS = {"i": int(re.IGNORECASE), "m": int(re.MULTILINE), "s": int(re.DOTALL)}
 
 
 def _opts(spec: Any) -> dict[str, Any]:

@@ -9,7 +9,6 @@ spending money.
 from __future__ import annotations
 
 import fnmatch
-import json
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 
 from harness.core.entities import ChatCall, ChatResponse, ToolCall, Usage
 from harness.core.errors import ScriptError
+from harness.documents.jsonlayout import pretty_json
 from harness.documents.validation import read_document
 
 
@@ -90,7 +90,7 @@ def response_of(item: Any, where: str, model: str | None = None) -> ChatResponse
         raise ScriptError(f"{where}: give exactly one of content or json")
     content = item.get("content")
     if "json" in item:
-        content = json.dumps(item["json"], ensure_ascii=False, indent=2)
+        content = pretty_json(item["json"], sort_keys=False)  # json.dumps(indent=2), in C
     usage = item.get("usage") or {}
     return ChatResponse(
         content=content,

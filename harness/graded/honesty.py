@@ -63,8 +63,23 @@ def rendered(output: AgentOutput) -> str:
 
 
 def fingerprint(output: AgentOutput) -> str:
-    """The sha256 (hex) of :func:`rendered`: what ``graded_sha256`` names."""
-    return hashlib.sha256(rendered(output).encode("utf-8")).hexdigest()
+    """The sha256 (hex) of :func:`rendered`: what ``graded_sha256`` names.
+
+    Every judge and rubric item of an iteration asks for the same output's: the last one is
+    kept (an output is immutable, and the kept reference keeps its identity from being reused).
+    """
+    global _LAST_FINGERPRINT  # noqa: PLW0603 - a one-entry memo; a tuple swapped whole (threads)
+    kept, found = _LAST_FINGERPRINT
+    if kept is output:
+        return found
+    found = hashlib.sha256(rendered(output).encode("utf-8")).hexdigest()
+    _LAST_FINGERPRINT = (output, found)
+    return found
+
+
+#: (output, fingerprint) of the last :func:`fingerprint` call, read and replaced as one tuple,
+#: so a thread never pairs one output with another's fingerprint.
+_LAST_FINGERPRINT: tuple[Any, str] = (None, "")
 
 
 def _tie(content: str | None) -> tuple[list[str], str | None] | None:
