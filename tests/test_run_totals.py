@@ -84,3 +84,24 @@ def test_totals_count_a_scenario_and_its_counterexamples_once_over_its_iteration
     (group,) = summary.totals.groups.values()
     assert (group.scenarios, group.iterations, group.caught, group.counterexamples) == (1, 3, 1, 1)
     assert summary.totals.strength_by_agent() == {"helper": {"caught": 1, "total": 1}}
+
+
+def test_totals_folded_from_full_records_equal_those_from_summary_projections(
+        project: Project) -> None:
+    """A run folds each iteration from the full record it just wrote (no second projection);
+    a forked job ships the ``summary`` projection. Both give the same totals, field by field."""
+    from harness.results.record import IterationResult
+    from harness.results.totals import RunTotals
+
+    _large_shaped_project(project)
+    summary = run_evals(load_config(project.root))
+    records = load_records(summary.results_dir)
+    from_full, from_projection = RunTotals(), RunTotals()
+    for record in records:
+        result = IterationResult.from_json(record)
+        from_full.add(result, record)
+        from_projection.add(result, result.to_json("summary"))
+    assert from_full.agent_sources == from_projection.agent_sources
+    assert sum(from_full.agent_sources.values()) == len(records)
+    assert len(from_full.quoted) > 10 and from_full.quoted == from_projection.quoted
+    assert from_full == from_projection  # every field: counts, groups, strength, scores, samples

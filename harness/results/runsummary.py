@@ -48,8 +48,9 @@ class RunSummary:
     """Warnings printed above the summary: iterations that replay answers a failed refresh left."""
 
     def add(self, result: IterationResult, shipped: Mapping[str, Any] | None = None) -> None:
-        """Count one iteration (the next in plan order); ``shipped``: its ``summary`` record,
-        when the caller already holds it (a forked job sent it)."""
+        """Count one iteration (the next in plan order); ``shipped``: a record of it the caller
+        already holds (its ``summary`` record a forked job sent, or the full record the run
+        wrote; see :meth:`RunTotals.add`)."""
         self.totals.add(result, shipped)
 
     def extend(self, results: Iterable[IterationResult]) -> None:

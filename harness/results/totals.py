@@ -85,9 +85,12 @@ class RunTotals:
     _last_counted: str = ""
 
     def add(self, result: IterationResult, shipped: Mapping[str, Any] | None = None) -> None:
-        """Fold one iteration in (plan order). ``shipped`` is its ``summary`` record when the
-        caller has it already (the record a forked job sent, which ``result`` was read from:
-        projecting it again gives the same record); otherwise it is projected here."""
+        """Fold one iteration in (plan order). ``shipped`` is a record of it the caller has
+        already: its ``summary`` projection (the record a forked job sent, which ``result`` was
+        read from) or the full record the run just wrote, which holds every key of that
+        projection with the same values (only keys of the projection, and ``calls``, which
+        says where the answer came from as ``answer_source`` does, are read); otherwise the
+        projection is made here."""
         if shipped is None:
             shipped = result.to_json("summary")
         scenario_id = shipped["scenario"]

@@ -148,13 +148,17 @@ class EvalSession:
 
     def run_one(self, scenario: Scenario, iteration: int) -> IterationResult:
         """Run, assert and record one scenario iteration (thread-safe)."""
-        result = self.execute(scenario, iteration)
-        with self._lock:
-            self.summary.add(result)
+        result, record = self._execute(scenario, iteration)
+        with self._lock:  # folded from the record just written: no second projection of it
+            self.summary.add(result, record)
         return result
 
     def execute(self, scenario: Scenario, iteration: int) -> IterationResult:
         """Run, assert and write the record of one iteration, without adding it to the summary."""
+        return self._execute(scenario, iteration)[0]
+
+    def _execute(self, scenario: Scenario, iteration: int) -> tuple[IterationResult, dict[str, Any]]:
+        """:meth:`execute`, and the record it wrote."""
         agent = self.dataset.agents[scenario.agent]
         request = self.dataset.request_for(scenario)
         client = self.clients.for_agent(agent).bind(scenario.id, iteration)
@@ -184,10 +188,10 @@ class EvalSession:
 
                 result = replace(result, mutants=check_mutants(agent, scenario, output).to_json())
             result.set_duration((time.perf_counter() - started) * 1000)  # made by this call
-            self._writer.write(result)
+            record = self._writer.write(result)
         finally:
             self.ledger.iteration_done()
-        return result
+        return result, record
 
     def _stale_mark(self, scenario: Scenario, iteration: int) -> FailedRerecord | None:
         """The failed-refresh mark an iteration replays under (a refresh asks again: none)."""
