@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.assertions import check_item, evaluate, overall
+from harness.assertions import CheckedItem, check_item, evaluate, overall
 from harness.assertions.jsonpath import select
 from harness.core.declared import Agent, Scenario
 from harness.core.entities import AgentOutput, JsonObject, Verdict
@@ -109,17 +109,38 @@ class MetricValue:
 
 
 def specs_of(agent: Agent) -> tuple[MetricSpec, ...]:
-    """The agent's metrics, as declared (validated at load)."""
-    specs = []
-    for item in agent.metrics:
-        parts = tuple((key, _values(item["measure"][key])) for key in MEASURES
-                      if key in item["measure"])
-        specs.append(MetricSpec(
-            agent=agent.name, name=item["name"], description=item.get("description", ""),
-            over=dict(item.get("over") or {}), measure=parts[0][0], values=parts[0][1],
-            target=float(item["target"]), better=item.get("better", "higher"),
-            gate=bool(item.get("gate", False)), parts=parts))
-    return tuple(specs)
+    """The agent's metrics, as declared (validated at load), made once per agent: every
+    iteration samples them. An ``assertions`` item is a :class:`CheckedItem` when it is valid,
+    so it is not linted again per iteration and its checker is kept; an invalid one (an agent
+    no loader checked) stays as written and rejects as invalid, as before."""
+    kept = _SPECS.get(agent.name)
+    if kept is not None and kept[0] is agent:  # the same Agent object (immutable)
+        return kept[1]
+    specs = tuple(_spec(agent, item) for item in agent.metrics)
+    _SPECS[agent.name] = (agent, specs)
+    return specs
+
+
+#: agent name -> (the Agent, its specs): one entry per agent name, replaced when another
+#: Agent of that name asks (another dataset loaded in the same process).
+_SPECS: dict[str, tuple[Agent, tuple[MetricSpec, ...]]] = {}
+
+
+def _checked_values(key: str, values: tuple[Any, ...]) -> tuple[Any, ...]:
+    if key not in ("assertions", "any_assertions"):
+        return values
+    return tuple(CheckedItem(value) if isinstance(value, Mapping) and not check_item(value)
+                 else value for value in values)
+
+
+def _spec(agent: Agent, item: Mapping[str, Any]) -> MetricSpec:
+    parts = tuple((key, _checked_values(key, _values(item["measure"][key]))) for key in MEASURES
+                  if key in item["measure"])
+    return MetricSpec(
+        agent=agent.name, name=item["name"], description=item.get("description", ""),
+        over=dict(item.get("over") or {}), measure=parts[0][0], values=parts[0][1],
+        target=float(item["target"]), better=item.get("better", "higher"),
+        gate=bool(item.get("gate", False)), parts=parts)
 
 
 def check_metrics(items: Sequence[Mapping[str, Any]], file: Path) -> list[Problem]:

@@ -76,7 +76,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import measure  # noqa: E402
-from provider_server import TEST_KEY  # noqa: E402
 
 
 def make_project(root: Path, base_url: str, scenarios: int) -> None:
@@ -193,6 +192,10 @@ def filesystem(folder: str) -> str:
 def refresh(tree: str, url: str, scenarios: int, concurrency: int,
             folder: str = "") -> dict[str, float]:
     """Wall and CPU time of one ``--refresh-cache`` of a fresh project, in a process of its own."""
+    # imported here, in the parent: the child imports this module (make_project) on the tree
+    # it measures, and provider_server imports the harness of this checkout
+    from provider_server import TEST_KEY
+
     tests = str(Path(__file__).resolve().parent.parent)
     env = dict(os.environ, OPENAI_API_KEY=TEST_KEY, PYTHONDONTWRITEBYTECODE="1")
     done = subprocess.run([sys.executable, "-c", CHILD, tree, tests, url, str(scenarios),
