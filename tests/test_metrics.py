@@ -179,3 +179,38 @@ def test_the_example_agent_meets_the_four_spec_metrics(project: Project) -> None
     record = next(r for r in project.records() if r["name"] == "password-option")
     assert (record["test_id"], record["expected_decision"], record["actual_decision"]) == (
         "tc_neg_001", "refuse", "refuse")
+
+
+def test_metric_specs_are_made_once_per_agent_and_keep_invalid_items_rejecting() -> None:
+    """samples_of runs every iteration: an agent's specs are made once (a valid ``assertions``
+    item becomes a checked item, not linted again per iteration), another Agent of the same
+    name gets its own, and an item no loader checked still rejects as invalid."""
+    from dataclasses import replace
+
+    from harness.assertions import CheckedItem
+    from harness.assertions.metrics import samples_of, specs_of
+    from harness.core.declared import Agent
+
+    broken = {"name": "broken_rate", "measure": {"assertions": [{"regex": "("}]}, "target": 1.0}
+    agent = Agent(name="helper", directory=Path("."), provider="openai", model="m",
+                  system_prompt="", system_prompt_file=Path("system.md"), options={}, tools=(),
+                  output="json", output_schema=None, script_file=None,
+                  metrics=(METRICS[2], broken))
+    specs = specs_of(agent)
+    assert specs_of(agent) is specs
+    valid, invalid = specs[0].values, specs[1].values
+    assert all(type(item) is CheckedItem for item in valid) and list(valid) == ASK_LIMITS
+    assert type(invalid[0]) is dict  # left as written: evaluate() lints it and rejects
+    other = replace(agent, metrics=(METRICS[0],))
+    assert [s.name for s in specs_of(other)] == ["unsafe_refusal_rate"]
+    assert [s.name for s in specs_of(agent)] == ["constraint_compliance_rate", "broken_rate"]
+
+    scenario = Scenario(agent="helper", tenant="t", name="n", file=Path("n.yaml"), type="edge",
+                        description="d", messages=(), context=None, params={}, iterations=1,
+                        expect=(), judge=())
+    for options, counted in ((("Oak", "Walnut"), True), (("Oak",), False)):
+        doc = _ask(*options)
+        output = AgentOutput(ChatResponse("{}"), "{}", doc)
+        for _ in range(3):  # the kept checkers answer as the first evaluation did
+            found = samples_of(agent, scenario, output, (), None, "ask")
+            assert found == {"constraint_compliance_rate": counted, "broken_rate": False}
