@@ -19,10 +19,13 @@ from wire_support import CASES, CHAT_APIS, encode
 
 from harness.core.entities import ChatResponse
 from harness.wire.codecs import (
+    ANTHROPIC_COUNT_TOKENS,
     ANTHROPIC_MESSAGES,
     APIS,
     OPENAI_CHAT,
     OPENAI_EMBEDDINGS,
+    OPENAI_INPUT_TOKENS,
+    OPENAI_MODERATIONS,
     OPENAI_RESPONSES,
     WireDecodeError,
     decode_answer,
@@ -88,6 +91,12 @@ def test_bodies_that_are_not_an_answer_are_refused(api: str, body: bytes) -> Non
      "not_found_error: no model"),
     (OPENAI_EMBEDDINGS, {"data": [{"embedding": "%%%"}]}, "not valid base64"),
     (OPENAI_EMBEDDINGS, {"data": [{"embedding": [1, "two"]}]}, "other than numbers"),
+    (ANTHROPIC_COUNT_TOKENS, {"input_tokens": "12"}, "input_tokens is not a count"),
+    (ANTHROPIC_COUNT_TOKENS, {"input_tokens": True}, "input_tokens is not a count"),
+    (OPENAI_INPUT_TOKENS, {"object": "response.input_tokens", "input_tokens": -1}, "not a count"),
+    (OPENAI_INPUT_TOKENS, {"error": {"message": "no input", "code": "missing"}}, "missing: no input"),
+    (OPENAI_MODERATIONS, {"results": {"flagged": False}}, "results is not a JSON array"),
+    (OPENAI_MODERATIONS, {"results": [{"flagged": "no"}]}, r"results\[0\].flagged is not true or false"),
 ])
 def test_wrong_types_are_refused_with_a_reason(api: str, body: dict[str, Any], reason: str) -> None:
     with pytest.raises(WireDecodeError, match=reason):

@@ -24,9 +24,12 @@ import pytest
 
 from harness.core.entities import ChatResponse, ToolCall, Usage
 from harness.wire.codecs import (
+    ANTHROPIC_COUNT_TOKENS,
     ANTHROPIC_MESSAGES,
     OPENAI_CHAT,
     OPENAI_EMBEDDINGS,
+    OPENAI_INPUT_TOKENS,
+    OPENAI_MODERATIONS,
     OPENAI_RESPONSES,
     EncodedAnswer,
     decode_answer,
@@ -35,7 +38,9 @@ from harness.wire.codecs import (
 from harness.wire.codecs_embeddings import derived_vector
 
 ROUTES = {"/v1/chat/completions": OPENAI_CHAT, "/v1/responses": OPENAI_RESPONSES,
-          "/v1/messages": ANTHROPIC_MESSAGES, "/v1/embeddings": OPENAI_EMBEDDINGS}
+          "/v1/messages": ANTHROPIC_MESSAGES, "/v1/embeddings": OPENAI_EMBEDDINGS,
+          "/v1/messages/count_tokens": ANTHROPIC_COUNT_TOKENS,
+          "/v1/responses/input_tokens": OPENAI_INPUT_TOKENS, "/v1/moderations": OPENAI_MODERATIONS}
 TOOLS_CHAT = [{"type": "function", "function": {"name": n, "parameters": {"type": "object"}}}
               for n in ("lookup_invoice", "lookup_customer")]
 TOOLS_RESPONSES = [{"type": "function", "name": n, "parameters": {"type": "object"}}
@@ -249,6 +254,30 @@ def test_embeddings_float_and_sdk_default_base64(wire: WireServer) -> None:
     assert math.isclose(sum(v * v for v in default.data[0].embedding), 1.0, rel_tol=1e-5)
     assert (floats.usage.prompt_tokens, floats.model) == (4, "emb-1")
     assert wire.decoded(1) == ChatResponse(None, usage=Usage(2), model="emb-1")
+
+
+# --- the calls around the model calls: token counts and moderations -------------------------
+
+def test_token_counts_and_moderations_are_parsed_by_both_sdks(wire: WireServer) -> None:
+    for _ in range(4):
+        wire.queue(ChatResponse(None))  # ignored: these answers come from the request alone
+    counted = _anthropic(wire).messages.count_tokens(model="claude-x", system="Triage.",
+                                                     messages=MESSAGES, tools=TOOLS_ANTHROPIC)
+    asked = wire.exchanges[0].request
+    assert counted.input_tokens == len(json.dumps(
+        {k: asked[k] for k in ("system", "messages", "tools")}, separators=(",", ":"),
+        ensure_ascii=False)) // 4 > 0
+    client = _openai(wire)
+    tokens = client.responses.input_tokens.count(model="gpt-x", input="Where is invoice INV-7?")
+    assert tokens.input_tokens > 0 and tokens.object == "response.input_tokens"
+    one = client.moderations.create(model="omni-moderation-latest", input="Where is invoice INV-7?")
+    many = client.moderations.create(input=["first", "second", "third"])
+    assert one.results[0].flagged is False and one.results[0].categories.harassment is False
+    assert one.results[0].category_scores.violence == 0.0
+    assert [r.flagged for r in many.results] == [False] * 3 and many.model == "omni-moderation-latest"
+    assert wire.decoded(0) == ChatResponse(None, usage=Usage(counted.input_tokens), model=None)
+    assert wire.decoded(1) == ChatResponse(None, usage=Usage(tokens.input_tokens))
+    assert wire.decoded(2) == ChatResponse(None, model="omni-moderation-latest")
 
 
 # --- anthropic messages -------------------------------------------------------------------

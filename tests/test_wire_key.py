@@ -17,7 +17,17 @@ import pytest
 from harness.core.entities import ChatCall
 from harness.requests.key import compute_key
 from harness.wire.canonical import WireRefused, canonical_request
-from harness.wire.exchange import CHAT, EMBEDDINGS, MESSAGES, RESPONSES, api_of, family_of
+from harness.wire.exchange import (
+    CHAT,
+    COUNT_TOKENS,
+    EMBEDDINGS,
+    INPUT_TOKENS,
+    MESSAGES,
+    MODERATIONS,
+    RESPONSES,
+    api_of,
+    family_of,
+)
 from harness.wire.exchange import WireRequest as Req
 
 SCENARIO = "triage/acme/late-order"
@@ -48,6 +58,11 @@ MESSAGES_BODY: dict[str, Any] = {
     "tools": [{"name": "lookup_order", "input_schema": {"type": "object"}}]}
 EMBEDDINGS_BODY: dict[str, Any] = {"model": "text-embedding-3-small", "input": ["late order"],
                                    "encoding_format": "base64"}
+COUNT_TOKENS_BODY: dict[str, Any] = {key: MESSAGES_BODY[key]
+                                     for key in ("model", "system", "messages", "tools")}
+INPUT_TOKENS_BODY: dict[str, Any] = {key: RESPONSES_BODY[key] for key in ("model", "instructions", "input",
+                                                                          "tools")}
+MODERATIONS_BODY: dict[str, Any] = {"model": "omni-moderation-latest", "input": "Where is order A-1001?"}
 
 #: The pinned hex of each fixed request (a change here is a cache format bump).
 GOLDEN = {
@@ -55,17 +70,22 @@ GOLDEN = {
     RESPONSES: "6900e4e8c1ed645d0470d1c83d1f7e764c89791da0a4963b7b566648bcb81f94",
     MESSAGES: "09c27ca5ebf06902489ea62f5ea80701651c9b3ac1d43737b4309881475f1bbe",
     EMBEDDINGS: "fd1c7c049bc6a620b54abfa7ea9249137e8a60d2a9e901727d4cde66242c68ca",
+    COUNT_TOKENS: "66f794cd7393e961ad68b5b0f8e606f58557dee75b93945417da8d7787f63453",
+    INPUT_TOKENS: "47fbbf51984d793d8b624e9be80d3190789ec3e0aaa69ae551b89359afcd7aca",
+    MODERATIONS: "ac53002933a3c6aef49518e300d462528053de2290227bc52a1d97cc1f30e28d",
 }
 PATHS = {CHAT: "/v1/chat/completions", RESPONSES: "/v1/responses", MESSAGES: "/v1/messages",
-         EMBEDDINGS: "/v1/embeddings"}
-BODIES = {CHAT: CHAT_BODY, RESPONSES: RESPONSES_BODY, MESSAGES: MESSAGES_BODY, EMBEDDINGS: EMBEDDINGS_BODY}
+         EMBEDDINGS: "/v1/embeddings", COUNT_TOKENS: "/v1/messages/count_tokens",
+         INPUT_TOKENS: "/v1/responses/input_tokens", MODERATIONS: "/v1/moderations"}
+BODIES = {CHAT: CHAT_BODY, RESPONSES: RESPONSES_BODY, MESSAGES: MESSAGES_BODY, EMBEDDINGS: EMBEDDINGS_BODY,
+          COUNT_TOKENS: COUNT_TOKENS_BODY, INPUT_TOKENS: INPUT_TOKENS_BODY, MODERATIONS: MODERATIONS_BODY}
 
 
 def request(api: str, body: dict[str, Any], *, host: str = "api.example.test",
             headers: dict[str, str] | None = None, indent: int | None = None) -> Req:
     base = {"authorization": "Bearer sk-one", "user-agent": "OpenAI/Python 3.57.0",
             "x-stainless-retry-count": "0", "x-stainless-os": "Linux", "idempotency-key": "stainless-1"}
-    if api == MESSAGES:
+    if family_of(api) == "anthropic":
         base["anthropic-version"] = "2023-06-01"
     base.update(headers or {})
     return Req("POST", f"https://{host}{PATHS[api]}", PATHS[api], host, tuple(base.items()),
@@ -104,7 +124,9 @@ def test_volatile_tool_call_ids_are_renamed_in_order_of_appearance() -> None:
     (CHAT, {"temperature": 1}), (CHAT, {"stream": False}), (CHAT, {"model": "gpt-4o"}),
     (CHAT, {"stream_options": {"include_usage": False}}),
     (RESPONSES, {"input": "Where is order A-1002?"}), (MESSAGES, {"max_tokens": 1024}),
-    (EMBEDDINGS, {"encoding_format": "float"}),
+    (EMBEDDINGS, {"encoding_format": "float"}), (COUNT_TOKENS, {"system": "Be brief."}),
+    (INPUT_TOKENS, {"input": "Where is order A-1002?"}), (MODERATIONS, {"input": "Another message."}),
+    (MODERATIONS, {"model": "text-moderation-latest"}),
 ])
 def test_what_changes_the_answer_changes_the_key(api: str, change: dict[str, Any]) -> None:
     assert key_of(api, request(api, {**BODIES[api], **change})) != key_of(api, request(api, BODIES[api]))
@@ -134,7 +156,10 @@ def test_labels_that_do_not_change_the_answer_are_not_keyed() -> None:
     ("POST", "/v1/chat/completions", CHAT), ("POST", "/openai/deployments/x/chat/completions", CHAT),
     ("POST", "/v1/responses", RESPONSES), ("POST", "/v1/messages", MESSAGES),
     ("POST", "/v1/embeddings", EMBEDDINGS), ("GET", "/v1/models", None), ("GET", "/v1/responses", None),
-    ("POST", "/v1/messages/count_tokens", None), ("POST", "/customers", None),
+    ("POST", "/v1/messages/count_tokens", COUNT_TOKENS), ("POST", "/v1/responses/input_tokens", INPUT_TOKENS),
+    ("POST", "/v1/moderations", MODERATIONS), ("POST", "/openai/v1/moderations/", MODERATIONS),
+    ("GET", "/v1/responses/resp_1/input_items", None), ("POST", "/v1/messages/batches", None),
+    ("POST", "/customers", None),
 ])
 def test_which_requests_are_llm_api_calls(method: str, path: str, api: str | None) -> None:
     assert api_of(method, path) == api

@@ -177,7 +177,7 @@ _CODECS: list[ModuleType] = []
 
 def _codecs() -> ModuleType:
     """:mod:`harness.wire.codecs`, imported on the first wire entry (a run of declared agents never
-    loads the four codecs) and then held: an import statement in the function ran per entry."""
+    loads the codecs) and then held: an import statement in the function ran per entry."""
     if not _CODECS:
         _CODECS.append(importlib.import_module("harness.wire.codecs"))
     return _CODECS[0]

@@ -50,7 +50,7 @@ class OfflineClient:
         credentials = self._relative(self._credentials_file) if self._credentials_file else None
         lines = [
             f"{call.scenario_id} iteration {call.iteration} has no cache entry for its "
-            f"{_what(call.purpose)} (provider {call.provider}, model {call.model}).",
+            f"{_what(call)} (provider {call.provider}, model {call.model}).",
             f"  expected entry: {self._relative(expected)}",
             f"  recorded for this iteration: {len(recorded)} other entr"
             f"{'y' if len(recorded) == 1 else 'ies'}"
@@ -70,5 +70,9 @@ class OfflineClient:
             return path.as_posix()
 
 
-def _what(purpose: str) -> str:
-    return f"{purpose} request" if purpose else "request"
+def _what(call: ChatCall) -> str:
+    """What missed: a judge's request, an SDK's request to a named wire API, or the request."""
+    if call.purpose:
+        return f"{call.purpose} request"
+    api = call.request.get("api")  # a wire exchange names its API (harness.wire.canonical)
+    return f"{api} request" if isinstance(api, str) else "request"

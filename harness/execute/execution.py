@@ -29,6 +29,7 @@ from harness.core.declared import Agent, Scenario
 from harness.core.entities import AgentOutput, ChatResponse, JsonObject, ScenarioInput
 from harness.requests.request import merged_params
 from harness.wire.answers import answer_response
+from harness.wire.exchange import AUXILIARY
 
 if TYPE_CHECKING:
     from harness.wire.binding import WireBinding
@@ -164,7 +165,11 @@ def _with_exchanges(output: AgentOutput, wire: WireBinding) -> AgentOutput:
 
 
 def _turn(api: str, response: ChatResponse) -> JsonObject:
-    """One model answer of a wire exchange, as the transcript of reports shows it."""
+    """One model answer of a wire exchange, as the transcript of reports shows it (a token count
+    or a moderation is no model turn: shown as a ``call`` that says what it answered)."""
+    if api in AUXILIARY:
+        tokens = response.usage.input_tokens
+        return {"role": "call", "api": api, "content": f"{tokens} input tokens" if tokens else "moderated"}
     turn: JsonObject = {"role": "assistant", "api": api, "content": response.content}
     if response.tool_calls:
         turn["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]

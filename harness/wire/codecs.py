@@ -9,7 +9,9 @@ paid one. One module per API does the work; this one is the public entry.
 
 The APIs, by name: ``openai.chat`` (``POST .../chat/completions``),
 ``openai.responses`` (``POST .../responses``), ``anthropic.messages``
-(``POST .../v1/messages``) and ``openai.embeddings`` (``POST .../embeddings``).
+(``POST .../v1/messages``) and ``openai.embeddings`` (``POST .../embeddings``); and the
+calls around them (:mod:`harness.wire.codecs_auxiliary`): ``anthropic.count_tokens``,
+``openai.input_tokens`` and ``openai.moderations``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,13 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.core.entities import ChatResponse
-from harness.wire import codecs_anthropic, codecs_chat, codecs_embeddings, codecs_responses
+from harness.wire import (
+    codecs_anthropic,
+    codecs_auxiliary,
+    codecs_chat,
+    codecs_embeddings,
+    codecs_responses,
+)
 from harness.wire.codecs_common import (
     EncodedAnswer,
     Ids,
@@ -31,11 +39,19 @@ OPENAI_CHAT = "openai.chat"
 OPENAI_RESPONSES = "openai.responses"
 ANTHROPIC_MESSAGES = "anthropic.messages"
 OPENAI_EMBEDDINGS = "openai.embeddings"
+ANTHROPIC_COUNT_TOKENS = "anthropic.count_tokens"
+OPENAI_INPUT_TOKENS = "openai.input_tokens"
+OPENAI_MODERATIONS = "openai.moderations"
 #: Every API a codec exists for.
-APIS: tuple[str, ...] = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, OPENAI_EMBEDDINGS)
+APIS: tuple[str, ...] = (OPENAI_CHAT, OPENAI_RESPONSES, ANTHROPIC_MESSAGES, OPENAI_EMBEDDINGS,
+                         ANTHROPIC_COUNT_TOKENS, OPENAI_INPUT_TOKENS, OPENAI_MODERATIONS)
+#: The APIs that never stream.
+_NEVER_STREAMED = frozenset({OPENAI_EMBEDDINGS, ANTHROPIC_COUNT_TOKENS, OPENAI_INPUT_TOKENS,
+                             OPENAI_MODERATIONS})
 
 __all__ = [
-    "ANTHROPIC_MESSAGES", "APIS", "OPENAI_CHAT", "OPENAI_EMBEDDINGS", "OPENAI_RESPONSES",
+    "ANTHROPIC_COUNT_TOKENS", "ANTHROPIC_MESSAGES", "APIS", "OPENAI_CHAT", "OPENAI_EMBEDDINGS",
+    "OPENAI_INPUT_TOKENS", "OPENAI_MODERATIONS", "OPENAI_RESPONSES",
     "EncodedAnswer", "WireDecodeError", "canonical_stream_flag", "decode_answer", "encode_answer",
     "is_event_stream",
 ]
@@ -45,6 +61,9 @@ _JSON_DECODERS: dict[str, Callable[[Any], ChatResponse]] = {
     OPENAI_RESPONSES: codecs_responses.decode_json,
     ANTHROPIC_MESSAGES: codecs_anthropic.decode_json,
     OPENAI_EMBEDDINGS: codecs_embeddings.decode_json,
+    ANTHROPIC_COUNT_TOKENS: codecs_auxiliary.decode_count,
+    OPENAI_INPUT_TOKENS: codecs_auxiliary.decode_count,
+    OPENAI_MODERATIONS: codecs_auxiliary.decode_moderation,
 }
 _STREAM_DECODERS: dict[str, Callable[[bytes], ChatResponse]] = {
     OPENAI_CHAT: codecs_chat.decode_stream,
@@ -89,11 +108,16 @@ def encode_answer(api: str, response: ChatResponse, *, request: dict[str, Any], 
     derived from ``seed`` and every timestamp is ``created``, so encoding the same
     answer twice gives the same bytes. Embeddings answer one vector per input:
     ``embedding`` when given, else one derived from the input text, in the
-    ``encoding_format`` asked for.
+    ``encoding_format`` asked for. Token counts and moderations ignore ``response``
+    (:mod:`harness.wire.codecs_auxiliary`).
     """
     api = _known(api)
     if api == OPENAI_EMBEDDINGS:
         return codecs_embeddings.encode(response, request, embedding)
+    if api in (ANTHROPIC_COUNT_TOKENS, OPENAI_INPUT_TOKENS):
+        return codecs_auxiliary.encode_count(request, anthropic=api == ANTHROPIC_COUNT_TOKENS)
+    if api == OPENAI_MODERATIONS:
+        return codecs_auxiliary.encode_moderation(request, seed)
     stream = canonical_stream_flag(api, request)
     ids = Ids(seed)
     if api == OPENAI_CHAT:
@@ -104,6 +128,7 @@ def encode_answer(api: str, response: ChatResponse, *, request: dict[str, Any], 
 
 
 def canonical_stream_flag(api: str, request: dict[str, Any]) -> bool:
-    """Whether ``request`` asks ``api`` for an event stream (``"stream": true``; embeddings never)."""
+    """Whether ``request`` asks ``api`` for an event stream (``"stream": true``; embeddings, token
+    counts and moderations never)."""
     api = _known(api)
-    return api != OPENAI_EMBEDDINGS and request.get("stream") is True
+    return api not in _NEVER_STREAMED and request.get("stream") is True

@@ -22,12 +22,22 @@ CHAT: Final = "openai.chat"
 RESPONSES: Final = "openai.responses"
 MESSAGES: Final = "anthropic.messages"
 EMBEDDINGS: Final = "openai.embeddings"
-APIS: Final = (CHAT, RESPONSES, MESSAGES, EMBEDDINGS)
+COUNT_TOKENS: Final = "anthropic.count_tokens"
+INPUT_TOKENS: Final = "openai.input_tokens"
+MODERATIONS: Final = "openai.moderations"
+APIS: Final = (CHAT, RESPONSES, MESSAGES, EMBEDDINGS, COUNT_TOKENS, INPUT_TOKENS, MODERATIONS)
+#: The calls an agent makes around its model calls (counting tokens before a call, screening
+#: a message): cached and replayed like the model calls, but no model turn. They have no batch
+#: form (a ``--batch`` run sends them at once) and the scripted provider answers them without
+#: the script (a token estimate, "not flagged"), so a script lists the model's answers only.
+AUXILIARY: Final = frozenset({COUNT_TOKENS, INPUT_TOKENS, MODERATIONS})
 
 #: Path suffixes, most specific first (a base URL may carry any prefix: ``/v1``,
 #: ``/openai/deployments/x``, a proxy's own path).
-_SUFFIXES: Final = (("/chat/completions", CHAT), ("/responses", RESPONSES),
-                    ("/messages", MESSAGES), ("/embeddings", EMBEDDINGS))
+_SUFFIXES: Final = (("/chat/completions", CHAT), ("/responses/input_tokens", INPUT_TOKENS),
+                    ("/responses", RESPONSES), ("/messages/count_tokens", COUNT_TOKENS),
+                    ("/messages", MESSAGES), ("/embeddings", EMBEDDINGS),
+                    ("/moderations", MODERATIONS))
 
 #: Request headers that change the answer and therefore enter the key; every other header
 #: (auth, user agent, ``x-stainless-*``, idempotency keys, retry counters) never does.
@@ -50,7 +60,7 @@ def api_of(method: str, path: str) -> str | None:
 
 def family_of(api: str) -> str:
     """The provider family an API belongs to: its name in keys, credentials and messages."""
-    return "anthropic" if api == MESSAGES else "openai"
+    return "anthropic" if api in (MESSAGES, COUNT_TOKENS) else "openai"
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,7 +123,7 @@ def _patch(module: Any) -> None:
                 finally:
                     await sent.aclose()
             except BaseException as exc:
-                binding.failed_send(pending, str(exc))
+                binding.failed_send(pending, str(exc), reached=_reached(exc))
                 raise
             answer = binding.finish(pending, _answer_of(sent, body))
         return _response(module, request, answer)
@@ -147,9 +147,15 @@ def _finish(binding: WireBinding, pending: Pending, send: Any) -> WireAnswer:
     try:
         answer: WireAnswer = send()
     except BaseException as exc:
-        binding.failed_send(pending, str(exc))
+        binding.failed_send(pending, str(exc), reached=_reached(exc))
         raise
     return binding.finish(pending, answer)
+
+
+def _reached(exc: BaseException) -> bool:
+    """Whether a send that raised may have reached the provider (and be billed): all but a
+    connection that was never made (refused, or its connect timed out)."""
+    return type(exc).__name__ not in ("ConnectError", "ConnectTimeout")
 
 
 def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: Any) -> None:

@@ -28,6 +28,7 @@ from harness.core.errors import CacheError, HarnessError
 from harness.requests.key import compute_key
 from harness.wire.canonical import declared_tools
 from harness.wire.exchange import (
+    AUXILIARY,
     RESPONSES,
     Exchange,
     WireAnswer,
@@ -84,7 +85,7 @@ class RecordingSide:
                 raise
             if found is not None:
                 return found
-        if recorder.batch is not None:
+        if recorder.batch is not None and api not in AUXILIARY:  # no batch form: sent at once
             deferred = self._defer(api, call, key, request)
             if deferred is not None:
                 return deferred
@@ -102,6 +103,8 @@ class RecordingSide:
     def finish(self, pending: Pending, answer: WireAnswer) -> WireAnswer:
         """Store a paid answer (2xx only) and return it read back from its entry."""
         recorder = self.recorder
+        if recorder.ledger is not None:  # an answer came back: the attempt reached the provider
+            recorder.ledger.attempt_finished(reached=True)
         if not answer.ok:
             self._release(pending.key)
             if recorder.ledger is not None:
@@ -128,16 +131,21 @@ class RecordingSide:
         return self._read_back(pending.api, pending.call, pending.key, pending.started, "paid",
                                usage=response.usage)
 
-    def failed_send(self, pending: Pending, problem: str) -> None:
-        """A paid send that raised (connection refused, timeout): counted, never stored."""
+    def failed_send(self, pending: Pending, problem: str, *, reached: bool = True) -> None:
+        """A paid send that raised (connection refused, timeout): counted, never stored.
+
+        ``reached``: whether the request may have reached the provider (anything but a refused
+        or timed-out connect), so that it may bill it: counted as a paid attempt then.
+        """
         self._release(pending.key)
         if self.recorder.ledger is not None:
+            self.recorder.ledger.attempt_finished(reached=reached)
             self.recorder.ledger.call_ended(None)
         with self._lock:
             self.calls.append(CallRecord(
                 pending.key, False, elapsed_ms(pending.started),
                 entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
-                obtained="paid", attempts=1, failed=True))
+                obtained="paid", attempts=int(reached), failed=True))
 
     # -- batch rounds (``--batch``) ---------------------------------------------------------
 
@@ -231,8 +239,8 @@ class RecordingSide:
         body = json.loads(request.body.decode("utf-8"))
         if ledger is not None:
             ledger.call_started()
-        try:
-            response = script.complete(call)
+        try:  # a token count or a moderation is answered without the script (codecs_auxiliary)
+            response = ChatResponse(None) if api in AUXILIARY else script.complete(call)
         except HarnessError as exc:
             if ledger is not None:
                 ledger.call_ended(None)

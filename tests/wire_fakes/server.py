@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from . import anthropic_messages, batches, embeddings, openai_chat, openai_responses
+from . import anthropic_messages, auxiliary, batches, embeddings, openai_chat, openai_responses
 from .brain import Brain, triage_brain
 from .wire import Reply, WireError, anthropic_error, openai_error
 
@@ -41,6 +41,9 @@ ROUTES = {
     "/v1/responses": ("openai", "responses"),
     "/v1/embeddings": ("openai", "embeddings"),
     "/v1/messages": ("anthropic", "messages"),
+    "/v1/messages/count_tokens": ("anthropic", "count_tokens"),
+    "/v1/responses/input_tokens": ("openai", "input_tokens"),
+    "/v1/moderations": ("openai", "moderations"),
 }
 
 
@@ -66,6 +69,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     fake: WireFake
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Quiet about a kept-alive connection that ``stop()`` closed under its handler."""
+        if not self.fake.running:
+            return
+        super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -108,7 +117,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class WireFake:
-    """A loopback fake of the OpenAI (chat, responses, embeddings) and Anthropic (messages) APIs.
+    """A loopback fake of the OpenAI (chat, responses, embeddings, moderations, input token counts) and
+    Anthropic (messages, token counts) APIs.
 
     ``with WireFake() as fake:`` starts it; ``fake.env()`` is what an agent's
     process needs (``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``ANTHROPIC_BASE_URL``,
@@ -255,7 +265,8 @@ class WireFake:
                 body: Any) -> Reply:
         if api is None:
             raise openai_error(404, "Invalid URL (the wire fake serves /v1/chat/completions, /v1/responses, "
-                                    "/v1/embeddings and /v1/messages)", code="unknown_url")
+                                    "/v1/embeddings, /v1/moderations, /v1/responses/input_tokens, "
+                                    "/v1/messages and /v1/messages/count_tokens)", code="unknown_url")
         if method != "POST":
             raise (openai_error(405, f"Method {method} not allowed") if family == "openai"
                    else anthropic_error(405, f"Method {method} not allowed"))
@@ -281,6 +292,12 @@ class WireFake:
                 return openai_responses.answer(body, self.brain, self.responses_state)
             if api == "embeddings":
                 return embeddings.answer(body)
+            if api == "count_tokens":
+                return auxiliary.count_tokens(body)
+            if api == "input_tokens":
+                return auxiliary.input_tokens(body)
+            if api == "moderations":
+                return auxiliary.moderation(body)
             return anthropic_messages.answer(body, self.brain)
         except WireError:
             raise
