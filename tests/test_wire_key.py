@@ -165,6 +165,15 @@ def test_which_requests_are_llm_api_calls(method: str, path: str, api: str | Non
     assert api_of(method, path) == api
 
 
+@pytest.mark.parametrize(("path", "api"), [
+    ("/v1/messages", None), ("/api/messages", None), ("/v1/messages/count_tokens", None),
+    ("/v1/chat/completions", CHAT), ("/v1/moderations", MODERATIONS),
+])
+def test_a_messages_request_without_anthropic_version_is_the_agents_own_service(
+        path: str, api: str | None) -> None:
+    assert api_of("POST", path, anthropic_version=False) == api
+
+
 def test_a_body_that_is_not_a_json_object_is_refused_with_the_reason() -> None:
     wire = Req("POST", "https://h/v1/chat/completions", "/v1/chat/completions", "h", (), b"[1, 2]")
     with pytest.raises(WireRefused, match="not a JSON object"):

@@ -47,13 +47,21 @@ KEYED_HEADERS: Final = ("anthropic-version", "anthropic-beta", "openai-beta")
 STORED_HEADERS: Final = ("content-type",)
 
 
-def api_of(method: str, path: str) -> str | None:
-    """The wire API a request belongs to, or ``None`` when it is no LLM API call."""
+def api_of(method: str, path: str, *, anthropic_version: bool = True) -> str | None:
+    """The wire API a request belongs to, or ``None`` when it is no LLM API call.
+
+    ``anthropic_version``: whether the request carries the ``anthropic-version`` header, which
+    the Anthropic API requires of every request (its SDK and every client of it send one). A
+    ``POST .../messages`` without it is the agent's own service (a chat connector, a ticket
+    system), not a model call: it must not be keyed, nor its answer read as a Message.
+    """
     if method.upper() != "POST":
         return None
     trimmed = path.split("?", 1)[0].rstrip("/")
     for suffix, api in _SUFFIXES:
         if trimmed.endswith(suffix):
+            if not anthropic_version and api in (MESSAGES, COUNT_TOKENS):
+                return None
             return api
     return None
 

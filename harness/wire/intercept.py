@@ -94,7 +94,7 @@ def _patch(module: Any) -> None:
         if binding is None:
             return sync_original(self, request)
         wire = _wire_request(request)
-        api = api_of(wire.method, wire.path)
+        api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             _passthrough(module, binding, wire, request)
             return sync_original(self, request)
@@ -109,7 +109,7 @@ def _patch(module: Any) -> None:
         if binding is None:
             return await async_original(self, request)
         wire = _wire_request(request)
-        api = api_of(wire.method, wire.path)
+        api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             _passthrough(module, binding, wire, request)
             return await async_original(self, request)
@@ -125,12 +125,17 @@ def _patch(module: Any) -> None:
             except BaseException as exc:
                 binding.failed_send(pending, str(exc), reached=_reached(exc))
                 raise
-            answer = binding.finish(pending, _answer_of(sent, body))
+            answer = _store(binding, pending, _answer_of(sent, body))
         return _response(module, request, answer)
 
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
     tls.install(module, current)  # clients built in an offline iteration share one TLS context
+
+
+def _versioned(wire: WireRequest) -> bool:
+    """Whether the request carries ``anthropic-version`` (see :func:`api_of`)."""
+    return wire.header("anthropic-version") is not None
 
 
 def _begin(binding: WireBinding, api: str, wire: WireRequest) -> WireAnswer | Pending:
@@ -149,7 +154,17 @@ def _finish(binding: WireBinding, pending: Pending, send: Any) -> WireAnswer:
     except BaseException as exc:
         binding.failed_send(pending, str(exc), reached=_reached(exc))
         raise
-    return binding.finish(pending, answer)
+    return _store(binding, pending, answer)
+
+
+def _store(binding: WireBinding, pending: Pending, answer: WireAnswer) -> WireAnswer:
+    """:meth:`WireBinding.finish`, where a fault of the harness storing a paid answer becomes the
+    iteration's error and an answer the SDK does not retry (raised into the SDK, it would be
+    wrapped as a connection error and retried)."""
+    try:
+        return binding.finish(pending, answer)
+    except Exception as exc:  # noqa: BLE001 - reported as the iteration's error, never swallowed
+        return binding.internal_error(pending.api, exc)
 
 
 def _reached(exc: BaseException) -> bool:

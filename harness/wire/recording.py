@@ -27,6 +27,7 @@ from harness.core.entities import ChatCall, ChatResponse, JsonObject, Usage
 from harness.core.errors import CacheError, HarnessError
 from harness.requests.key import compute_key
 from harness.wire.canonical import declared_tools
+from harness.wire.codecs_common import WireDecodeError
 from harness.wire.exchange import (
     AUXILIARY,
     RESPONSES,
@@ -123,6 +124,22 @@ class RecordingSide:
             if recorder.journal is not None:
                 with recorder._lock:
                     recorder.journaled.append(pending.key)
+        except BaseException as exc:  # not stored: counted as failed, and no retry pays again
+            if recorder.ledger is not None:
+                recorder.ledger.call_ended(None)
+            with self._lock:
+                self.calls.append(CallRecord(
+                    pending.key, False, elapsed_ms(pending.started),
+                    entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
+                    obtained="paid", attempts=1, failed=True))
+            if not isinstance(exc, WireDecodeError):
+                raise
+            reason = (f"the provider's {answer.status} answer to this {pending.api} request is no "
+                      f"{pending.api} answer ({exc}); it was not stored, and the SDK is told not to "
+                      "retry it (each retry would be paid)")
+            with self._lock:
+                self.errors.append(reason)
+            return error_answer(pending.api, reason)
         finally:
             self._release(pending.key)
         if recorder.ledger is not None:
