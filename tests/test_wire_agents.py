@@ -244,3 +244,17 @@ def test_check_replays_sdk_agents_offline_and_calls_none_of_their_entries_unused
     assert "SOCKET_EVENTS []" in checked.out
     pruned = project.harness("prune", "--dry-run")
     assert pruned.code == 0 and len(project.entries()) == 4, pruned.out
+
+
+def test_a_request_the_agent_module_makes_as_it_loads_is_refused_offline(tmp_path: Path,
+                                                                         fake: WireFake) -> None:
+    project = SdkProject(tmp_path, "openai_tools")
+    assert project.harness("run", "--record-missing", env=fake.env()).code == 0
+    fake.stop()
+    agent = project.root / "openai_tools.py"
+    agent.write_text("import httpx\nhttpx.get('http://config.example.invalid/prompts', timeout=1)\n"
+                     + agent.read_text(encoding="utf-8"), encoding="utf-8")
+    replay = project.harness("run", audited=True)
+    assert replay.code == 1
+    assert "the offline run refused GET http://config.example.invalid/prompts" in replay.out
+    assert "SOCKET_EVENTS []" in replay.out

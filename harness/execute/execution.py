@@ -139,12 +139,12 @@ def run_agent(agent: Agent, request: JsonObject, client: BoundClient, scenario: 
         return _with_exchanges(parse_output(agent, answer_response(text)), wire)
     if not agent.entrypoint:
         return run_declared_agent(agent, request, client, scenario)
-    function = _AGENT_ENTRYPOINTS.get((agent.entrypoint, agent.directory))
-    if function is None:  # the project root (two folders up) is resolved on the first call only
-        function = _AGENT_ENTRYPOINTS[(agent.entrypoint, agent.directory)] = load_entrypoint(
-            agent.entrypoint, agent.directory.parent.parent, agent.directory)
-    old_kind = takes_client(function)
-    with _bound(wire):
+    with _bound(wire):  # the import too: a request the module makes as it loads is the run's
+        function = _AGENT_ENTRYPOINTS.get((agent.entrypoint, agent.directory))
+        if function is None:  # the project root (two folders up) is resolved on the first call only
+            function = _AGENT_ENTRYPOINTS[(agent.entrypoint, agent.directory)] = load_entrypoint(
+                agent.entrypoint, agent.directory.parent.parent, agent.directory)
+        old_kind = takes_client(function)
         if old_kind:
             answer: Any = function(client, request, scenario)
         else:

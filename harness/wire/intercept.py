@@ -10,9 +10,16 @@ agent. Outside a bound iteration the patched methods call the originals: code
 that runs under the harness but outside an iteration (and plain ``pytest``,
 which never imports this module) notices nothing.
 
-Which iteration is bound is a context variable (it follows ``asyncio`` tasks);
-a thread the agent starts itself does not inherit it, so when exactly one
-iteration is bound process-wide, that one answers.
+Which iteration is bound is a context variable: it follows ``asyncio`` tasks and
+``asyncio.to_thread``, and work an agent hands to a ``ThreadPoolExecutor``
+(``submit``, ``map``, ``loop.run_in_executor``) runs in a copy of the context of
+the code that handed it over, so it belongs to that code's iteration. A thread
+the agent starts itself does not inherit it: when exactly one iteration is bound
+process-wide (an offline run, ``--concurrency 1``), that one answers; when several
+are (a recording run overlapping iterations) and the thread's request names none,
+it cannot be told which iteration it belongs to, and an LLM API call is refused
+(an answer the SDK does not retry, with the reason and the fix) instead of being
+sent, paid for and never stored.
 """
 
 from __future__ import annotations
@@ -22,12 +29,13 @@ import importlib
 import importlib.util
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
 from harness.wire import tls
 from harness.wire.binding import NetworkRefused, WireBinding
-from harness.wire.exchange import WireAnswer, WireRequest, api_of
+from harness.wire.exchange import WireAnswer, WireRequest, api_of, error_answer
 from harness.wire.recorder import Pending
 
 #: The httpx distributions whose transports are patched, when installed.
@@ -40,6 +48,8 @@ _lock = threading.Lock()
 _patched: set[str] = set()
 #: httpx modules found not installed (looked for once per process).
 _absent: set[str] = set()
+#: Non-empty once ``ThreadPoolExecutor.submit`` carries the context (:func:`_patch_pools`).
+_pools: list[bool] = []
 
 
 @contextmanager
@@ -65,6 +75,9 @@ def install() -> list[str]:
     every iteration of a replay about as much as answering one request).
     """
     with _lock:
+        if not _pools:  # the first install: pools carry the context from now on
+            _patch_pools()
+            _pools.append(True)
         for name in MODULES:
             if name in _patched or name in _absent:
                 continue
@@ -78,11 +91,40 @@ def install() -> list[str]:
 
 def current() -> WireBinding | None:
     """The binding that answers a request made here, if any."""
+    return _find()[0]
+
+
+def _find() -> tuple[WireBinding | None, int]:
+    """The binding of a request made here, and how many iterations are bound process-wide."""
     binding = _current.get()
     if binding is not None:
-        return binding
+        return binding, 1
     with _lock:
-        return _active[0] if len(_active) == 1 else None
+        return (_active[0] if len(_active) == 1 else None), len(_active)
+
+
+def _patch_pools() -> None:
+    """``ThreadPoolExecutor.submit`` runs the work in a copy of the submitter's context when an
+    iteration is bound there (as ``asyncio.to_thread`` does): an agent that fans its model calls
+    out to a pool keeps them in its iteration. Nothing changes for code outside an iteration."""
+    original = ThreadPoolExecutor.submit
+
+    def submit(self: Any, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        if _current.get() is None:
+            return original(self, fn, *args, **kwargs)
+        return original(self, contextvars.copy_context().run, fn, *args, **kwargs)
+
+    submit.__doc__ = original.__doc__
+    ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
+
+
+def _unattributed(api: str, request: Any, active: int) -> WireAnswer:
+    """The answer to an LLM API call made where no iteration is bound, while several are."""
+    return error_answer(api, (
+        f"{request.method} {request.url} came from a thread the agent started itself while "
+        f"{active} scenario iterations run at once: it cannot be told which one it belongs to, so "
+        "it was not sent. Record with --concurrency 1, or start the thread's work with "
+        "contextvars.copy_context().run (a ThreadPoolExecutor and asyncio.to_thread do it already)"))
 
 
 def _patch(module: Any) -> None:
@@ -90,8 +132,11 @@ def _patch(module: Any) -> None:
     async_original = module.AsyncHTTPTransport.handle_async_request
 
     def handle_request(self: Any, request: Any) -> Any:
-        binding = current()
+        binding, active = _find()
         if binding is None:
+            api = api_of(request.method, request.url.path) if active > 1 else None
+            if api is not None:
+                return _response(module, request, _unattributed(api, request, active))
             return sync_original(self, request)
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
@@ -105,8 +150,11 @@ def _patch(module: Any) -> None:
         return _response(module, request, answer)
 
     async def handle_async_request(self: Any, request: Any) -> Any:
-        binding = current()
+        binding, active = _find()
         if binding is None:
+            api = api_of(request.method, request.url.path) if active > 1 else None
+            if api is not None:
+                return _response(module, request, _unattributed(api, request, active))
             return await async_original(self, request)
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
