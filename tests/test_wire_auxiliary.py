@@ -126,7 +126,13 @@ def test_a_retried_token_count_is_counted_as_two_paid_attempts(tmp_path: Path) -
         sent = len(failing.requests)
     assert sent == 3  # 429, then the count, then the message
     accounting = project.last_run()["accounting"]
-    assert (accounting["paid_attempts"], accounting["paid_calls"], accounting["failed_calls"]) == (3, 2, 1)
+    # the SDK's retry of a 429 is one call with two attempts, as the harness's own retries are
+    assert (accounting["paid_attempts"], accounting["paid_calls"], accounting["failed_calls"],
+            accounting["retried_calls"], accounting["retries"]) == (3, 2, 0, 1, 1)
+    calls = project.records()[-1]["calls"]
+    assert [(c["attempts"], c["retried"], c.get("failed", False)) for c in calls] == [
+        (2, True, False), (1, False, False)]
+    assert "1 retried" in recorded.out + recorded.err
     assert LATE in json.dumps(project.entries()[0]["request"])
 
 
@@ -143,3 +149,19 @@ def test_a_batch_run_sends_token_counts_at_once_and_batches_the_model_calls(tmp_
     fake.stop()
     replay = project.harness("run", audited=True)
     assert replay.code == 0 and "SOCKET_EVENTS []" in replay.out, replay.out + replay.err
+
+
+def test_a_call_the_sdk_retries_until_it_gives_up_is_one_failed_call_with_every_attempt(
+        tmp_path: Path) -> None:
+    with WireFake(fail_first=100) as failing:  # 429, 500, 429: the SDK tries three times
+        project = _project(tmp_path, "anthropic_counted")
+        (project.root / "eval-datasets/triage/globex/late-order.yaml").unlink()
+        recorded = project.harness("run", "--record-missing", env=failing.env())
+        sent = len(failing.requests)
+    assert recorded.code == 1 and sent == 3, recorded.out + recorded.err
+    accounting = project.last_run()["accounting"]
+    assert (accounting["paid_attempts"], accounting["failed_calls"], accounting["retried_calls"],
+            accounting["retries"], accounting["paid_calls"]) == (3, 1, 1, 2, 0)
+    [call] = project.records()[-1]["calls"]
+    assert (call["attempts"], call["retries"], call["failed"]) == (3, 2, True)
+    assert project.entries() == []

@@ -86,6 +86,11 @@ class Ledger:
             counts["from_journal"] = 1
         self._add(**counts)
 
+    def call_retried(self, *, first: bool) -> None:
+        """A call counted as failed is tried again (an SDK's own retry, seen at the wire): it is no
+        longer failed; one more retry, and one more retried call on its ``first`` retry."""
+        self._add(failed_calls=-1, retries=1, retried_calls=int(first))
+
     def from_cache(self) -> None:
         """A call answered by the committed cache (or another process, meanwhile)."""
         self._add(from_cache=1)

@@ -108,13 +108,7 @@ class RecordingSide:
             recorder.ledger.attempt_finished(reached=True)
         if not answer.ok:
             self._release(pending.key)
-            if recorder.ledger is not None:
-                recorder.ledger.call_ended(None)
-            with self._lock:
-                self.calls.append(CallRecord(
-                    pending.key, False, elapsed_ms(pending.started),
-                    entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
-                    obtained="paid", attempts=1, failed=True))
+            self._failed_attempt(pending)
             return answer
         stored = WireAnswer(answer.status, stored_headers(answer.headers), answer.body)
         try:
@@ -125,13 +119,7 @@ class RecordingSide:
                 with recorder._lock:
                     recorder.journaled.append(pending.key)
         except BaseException as exc:  # not stored: counted as failed, and no retry pays again
-            if recorder.ledger is not None:
-                recorder.ledger.call_ended(None)
-            with self._lock:
-                self.calls.append(CallRecord(
-                    pending.key, False, elapsed_ms(pending.started),
-                    entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
-                    obtained="paid", attempts=1, failed=True))
+            self._failed_attempt(pending)
             if not isinstance(exc, WireDecodeError):
                 raise
             reason = (f"the provider's {answer.status} answer to this {pending.api} request is no "
@@ -142,11 +130,12 @@ class RecordingSide:
             return error_answer(pending.api, reason)
         finally:
             self._release(pending.key)
+        earlier = self._earlier_failure(pending.key)
         if recorder.ledger is not None:
             recorder.ledger.call_ended("paid", input_tokens=response.usage.input_tokens,
                                        output_tokens=response.usage.output_tokens)
         return self._read_back(pending.api, pending.call, pending.key, pending.started, "paid",
-                               usage=response.usage)
+                               usage=response.usage, earlier=earlier)
 
     def failed_send(self, pending: Pending, problem: str, *, reached: bool = True) -> None:
         """A paid send that raised (connection refused, timeout): counted, never stored.
@@ -157,12 +146,37 @@ class RecordingSide:
         self._release(pending.key)
         if self.recorder.ledger is not None:
             self.recorder.ledger.attempt_finished(reached=reached)
+        self._failed_attempt(pending, reached=reached)
+
+    def _failed_attempt(self, pending: Pending, *, reached: bool = True) -> None:
+        """One paid attempt that brought no stored answer: the call's failed record, with the
+        attempts of the same call before it (the SDK's own retries) folded in."""
+        earlier = self._earlier_failure(pending.key)
+        if self.recorder.ledger is not None:
             self.recorder.ledger.call_ended(None)
+        attempts = int(reached) + (earlier.attempts if earlier is not None else 0)
+        retries = earlier.retries + 1 if earlier is not None else 0
         with self._lock:
             self.calls.append(CallRecord(
                 pending.key, False, elapsed_ms(pending.started),
                 entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
-                obtained="paid", attempts=int(reached), failed=True))
+                obtained="paid", attempts=attempts, retries=retries, failed=True))
+
+    def _earlier_failure(self, key: str) -> CallRecord | None:
+        """The failed record of an earlier attempt of this very call, taken out of the iteration's
+        calls (a request the SDK retries has the same key: a failure does not count as a repeat);
+        the ledger stops counting that call as failed. None: this is the call's first attempt."""
+        with self._lock:
+            for index in range(len(self.calls) - 1, -1, -1):
+                found = self.calls[index]
+                if found.key == key and found.failed and found.obtained == "paid":
+                    del self.calls[index]
+                    break
+            else:
+                return None
+        if self.recorder.ledger is not None:
+            self.recorder.ledger.call_retried(first=found.retries == 0)
+        return found
 
     # -- batch rounds (``--batch``) ---------------------------------------------------------
 
@@ -301,10 +315,12 @@ class RecordingSide:
         return response
 
     def _read_back(self, api: str, call: ChatCall, key: str, started: float, obtained: str, *,
-                   usage: Usage | None = None, base: str | None = None) -> WireAnswer:
+                   usage: Usage | None = None, base: str | None = None,
+                   earlier: CallRecord | None = None) -> WireAnswer:
         """The answer written by this run, read back from its entry (so recording gives the
         verdicts its replay will); in the iteration's calls as ``obtained`` with the tokens this
-        run paid for (``usage``: none when the call was counted before)."""
+        run paid for (``usage``: none when the call was counted before) and the attempts that
+        failed before it (``earlier``, the SDK's own retries)."""
         recorder = self.recorder
         entry = recorder.store.read(call, key, recorder.clock())
         assert entry.wire is not None
@@ -312,7 +328,9 @@ class RecordingSide:
         self._answered(api, call, base or base_key(call), key, entry.response, entry.wire, CallRecord(
             key, False, elapsed_ms(started), entry_location(self.scenario_id, self.iteration, key),
             source=source, usage=usage or Usage(), obtained=obtained,
-            attempts=1 if obtained == "paid" and usage is not None else 0, provenance=entry.provenance))
+            attempts=(1 if obtained == "paid" and usage is not None else 0)
+            + (earlier.attempts if earlier is not None else 0),
+            retries=earlier.retries + 1 if earlier is not None else 0, provenance=entry.provenance))
         return entry.wire
 
 
