@@ -9,6 +9,7 @@ iteration's LLM API calls.
 
 from __future__ import annotations
 
+import ast
 import json
 import shutil
 import sys
@@ -168,3 +169,15 @@ def test_harness_serve_records_then_replays_one_iteration_for_any_client(tmp_pat
     out, err = process.communicate(timeout=30)
     assert process.returncode == 1
     assert "1 exchange(s) answered, 1 failed" in out and "expected entry: eval-cache/cache/" in out
+
+
+def test_the_replay_endpoint_asks_no_resolver_anything_offline(tmp_path: Path, fake: WireFake) -> None:
+    """``http.server`` looks the bound address up (``socket.getfqdn``): a DNS query where
+    /etc/hosts does not name 127.0.0.1. The endpoint only binds its loopback socket."""
+    project = command_project(tmp_path, [sys.executable, "agent_cli.py"], "agent_cli.py", PYTHON_COMMAND)
+    assert project.harness("run", "--record-missing", env=fake.env()).code == 0
+    fake.stop()
+    replay = project.harness("run", audited=True)
+    assert replay.code == 0, replay.out + replay.err
+    events = replay.out.rsplit("SOCKET_EVENTS ", 1)[1].strip()
+    assert set(ast.literal_eval(events)) == {"socket.__new__", "socket.bind"}, events

@@ -15,6 +15,7 @@ redirect.
 
 from __future__ import annotations
 
+import socketserver
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -33,6 +34,17 @@ PREFIXES = {"openai": "/openai/v1", "anthropic": "/anthropic"}
 _HOP = frozenset({"host", "content-length", "connection", "transfer-encoding", "accept-encoding"})
 
 
+class _LoopbackServer(ThreadingHTTPServer):
+    """``http.server`` without its reverse lookup of the bound address: ``server_bind`` asks
+    ``socket.getfqdn("127.0.0.1")``, a DNS query where ``/etc/hosts`` does not name it (a
+    minimal container), and an offline run asks no resolver anything."""
+
+    def server_bind(self) -> None:
+        socketserver.TCPServer.server_bind(self)
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
+
+
 class ReplayEndpoint:
     """A loopback HTTP server answering one scenario iteration's LLM API requests."""
 
@@ -43,7 +55,7 @@ class ReplayEndpoint:
         self.timeout_s = timeout_s
         self.requests = 0
         handler = _handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server = _LoopbackServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="harness-serve",
                                         daemon=True)
