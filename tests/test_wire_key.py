@@ -178,3 +178,22 @@ def test_a_body_that_is_not_a_json_object_is_refused_with_the_reason() -> None:
     wire = Req("POST", "https://h/v1/chat/completions", "/v1/chat/completions", "h", (), b"[1, 2]")
     with pytest.raises(WireRefused, match="not a JSON object"):
         canonical_request(CHAT, wire, {})
+
+
+@pytest.mark.parametrize(("api", "url", "base"), [
+    (CHAT, "https://api.openai.com/v1/chat/completions", "https://api.openai.com/v1"),
+    (MODERATIONS, "https://api.openai.com/v1/moderations", "https://api.openai.com/v1"),
+    (INPUT_TOKENS, "https://api.openai.com/v1/responses/input_tokens", "https://api.openai.com/v1"),
+    (MESSAGES, "https://api.anthropic.com/v1/messages?beta=true", "https://api.anthropic.com"),
+    (COUNT_TOKENS, "https://api.anthropic.com/v1/messages/count_tokens", "https://api.anthropic.com"),
+    (CHAT, "https://x.openai.azure.com/openai/deployments/d/chat/completions?api-version=1",
+     "https://x.openai.azure.com/openai/deployments/d"),
+])
+def test_the_base_url_of_a_request_is_the_one_declared_agents_name(api: str, url: str, base: str) -> None:
+    """The rate limit of SDK agents is shared with the declared agents of the same endpoint."""
+    from harness.providers.credentials import DEFAULT_BASE_URLS
+    from harness.wire.exchange import base_url_of
+
+    assert base_url_of(api, Req("POST", url, url, "h", (), b"{}")) == base
+    if "api.openai.com" in url or "api.anthropic.com" in url:
+        assert base == DEFAULT_BASE_URLS[family_of(api)]

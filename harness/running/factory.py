@@ -111,7 +111,8 @@ class ClientFactory:
                     ledger=caching.ledger, rerecord=caching.rerecord,
                     journal=self._journal_of() if mode == "paid" else None,
                     batch=self._batch_queue if mode == "paid" and self.options.batch else None,
-                    batch_retry_errors=self.options.batch_retry_errors, agent=agent.name)
+                    batch_retry_errors=self.options.batch_retry_errors,
+                    limit=self._wire_limit(agent) if mode == "paid" else None, agent=agent.name)
                 self._wire[agent.name] = recorder
             return recorder
 
@@ -201,6 +202,21 @@ class ClientFactory:
         return build_provider(agent, credentials, provider=provider,
                               limiter=self._limiter(provider, credentials.base_url, per_minute),
                               observer=self.ledger)
+
+    def _wire_limit(self, agent: Agent) -> Callable[[str, str], None] | None:
+        """The rate limit of an SDK agent's paid requests: the one its provider's declared agents
+        share (same name: family and base URL), from agent.yaml ``endpoint.requests_per_minute``
+        or ``[tool.harness] requests_per_minute``; None without one."""
+        per_minute = int(agent.endpoint.get("requests_per_minute") or self.config.requests_per_minute)
+        if per_minute <= 0:
+            return None
+
+        def limit(provider: str, base_url: str) -> None:
+            limiter = self._limiter(provider, base_url, per_minute)
+            if limiter is not None:
+                limiter.acquire()
+
+        return limit
 
     def _limiter(self, provider: str, base_url: str, per_minute: int) -> RateLimiter | None:
         from harness.refresh import ratelimit_dir

@@ -66,6 +66,19 @@ def api_of(method: str, path: str, *, anthropic_version: bool = True) -> str | N
     return None
 
 
+def base_url_of(api: str, request: WireRequest) -> str:
+    """The base URL the SDK was built with: the request's URL without the API's path (and, for
+    the Anthropic APIs, its ``/v1``), as ``[tool.harness]`` names a provider endpoint."""
+    url = request.url.split("?", 1)[0].rstrip("/")
+    for suffix, named in _SUFFIXES:
+        if named == api and url.endswith(suffix):
+            url = url[: -len(suffix)]
+            break
+    if family_of(api) == "anthropic" and url.endswith("/v1"):
+        url = url[:-3]
+    return url
+
+
 def family_of(api: str) -> str:
     """The provider family an API belongs to: its name in keys, credentials and messages."""
     return "anthropic" if api in (MESSAGES, COUNT_TOKENS) else "openai"

@@ -94,6 +94,9 @@ class WireRecorder:
     batch: DeferQueue | None = None
     """``--batch``: paid requests are queued for the round's batch (:mod:`harness.running.batch`)."""
     batch_retry_errors: bool = False
+    limit: Callable[[str, str], None] | None = None
+    """Paid recording with ``requests_per_minute``: blocks until the next slot of the rate limit
+    shared by every process of the project, for (provider family, base URL); once per attempt."""
     agent: str = ""
     written: int = 0
     materialised: dict[str, str] = field(default_factory=dict)

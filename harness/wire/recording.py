@@ -34,6 +34,7 @@ from harness.wire.exchange import (
     Exchange,
     WireAnswer,
     WireRequest,
+    base_url_of,
     error_answer,
     response_id,
     stored_headers,
@@ -97,6 +98,8 @@ class RecordingSide:
             with self._lock:
                 self.errors.append(str(exc))
             return error_answer(api, str(exc))
+        if recorder.limit is not None:  # each attempt waits for its slot, as declared agents' do
+            recorder.limit(call.provider, base_url_of(api, request))
         if recorder.ledger is not None:
             recorder.ledger.call_started()
         return Pending(api, call, key, outgoing, started)
