@@ -165,3 +165,29 @@ def test_a_call_the_sdk_retries_until_it_gives_up_is_one_failed_call_with_every_
     [call] = project.records()[-1]["calls"]
     assert (call["attempts"], call["retries"], call["failed"]) == (3, 2, True)
     assert project.entries() == []
+
+
+RESPONSES_BOUNDED = '''
+from openai import OpenAI
+
+
+def triage(scenario):
+    response = OpenAI().responses.create(model="gpt-4.1-mini", input=scenario.input, max_output_tokens=300)
+    return response.output_text
+'''
+
+
+def test_the_plan_bounds_responses_by_max_output_tokens_and_counts_no_output_for_moderations(
+        tmp_path: Path) -> None:
+    (tmp_path / "m").mkdir()
+    (tmp_path / "r").mkdir()
+    moderated = _project(tmp_path / "m", "openai_moderated")
+    planned = moderated.harness("run", "--refresh-cache", "--dry-run")
+    assert planned.code == 0, planned.out + planned.err
+    assert "omni-moderation-latest: 2 call(s), ~" in planned.out
+    assert "max_tokens bound" not in planned.out  # a moderation generates no output tokens
+    bounded = _project(tmp_path / "r", "openai_moderated")
+    (bounded.root / "openai_moderated.py").write_text(RESPONSES_BOUNDED, encoding="utf-8")
+    planned = bounded.harness("run", "--refresh-cache", "--dry-run")
+    assert planned.code == 0, planned.out + planned.err
+    assert "gpt-4.1-mini: 2 call(s)" in planned.out and "output up to 600 tokens" in planned.out

@@ -56,10 +56,13 @@ from harness.requests.key import canonical_json, compute_key
 from harness.rubric import PURPOSE_PREFIX, grade_rubric
 from harness.rubric.grade import RUBRIC_PROMPT, applies
 from harness.wire.binding import WireBinding
+from harness.wire.exchange import AUXILIARY, EMBEDDINGS
 from harness.wire.recorder import WireRecorder
 
 #: Characters per token of the estimate.
 CHARS_PER_TOKEN = 4
+#: Wire APIs whose answers are no generated text: their calls bound the output at zero tokens.
+_NO_OUTPUT = AUXILIARY | {EMBEDDINGS}
 
 
 class PlanOverBudget(ConfigError):
@@ -371,7 +374,10 @@ def _count(plan: CallPlan, model: str, request: JsonObject, *, chars: int | None
     size = chars if chars is not None else len(canonical_json(request))
     entry.input_tokens += calls * (size // CHARS_PER_TOKEN)
     options = request.get("options") or {}
-    bound = options.get("max_tokens", options.get("max_completion_tokens"))
+    bound = options.get("max_tokens", options.get("max_completion_tokens",
+                                                  options.get("max_output_tokens")))  # Responses
+    if request.get("api") in _NO_OUTPUT:  # token counts, moderations, embeddings: no output
+        bound = 0
     if isinstance(bound, int) and not isinstance(bound, bool):
         entry.output_tokens_max += calls * bound
     else:
