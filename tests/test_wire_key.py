@@ -197,3 +197,9 @@ def test_the_base_url_of_a_request_is_the_one_declared_agents_name(api: str, url
     assert base_url_of(api, Req("POST", url, url, "h", (), b"{}")) == base
     if "api.openai.com" in url or "api.anthropic.com" in url:
         assert base == DEFAULT_BASE_URLS[family_of(api)]
+
+
+def test_a_background_responses_request_is_refused_with_the_reason() -> None:
+    with pytest.raises(WireRefused, match="background: true leaves its answer on the provider's server"):
+        key_of(RESPONSES, request(RESPONSES, {**RESPONSES_BODY, "background": True}))
+    assert key_of(RESPONSES, request(RESPONSES, {**RESPONSES_BODY, "background": False}))

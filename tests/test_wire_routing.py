@@ -110,3 +110,30 @@ def test_a_paid_answer_that_is_no_message_is_named_not_stored_and_counted_failed
     assert (accounting["paid_attempts"], accounting["failed_calls"], accounting["paid_calls"],
             accounting["in_flight"]) == (2, 2, 0, 0)
     assert {r["status"] for r in project.records()} == {"error"}
+
+
+BACKGROUND = '''
+import time
+
+from openai import OpenAI
+
+
+def triage(scenario):
+    client = OpenAI()
+    response = client.responses.create(model="gpt-4.1-mini", input=scenario.input, background=True)
+    while response.status in ("queued", "in_progress"):
+        time.sleep(0.1)
+        response = client.responses.retrieve(response.id)
+    return response.output_text
+'''
+
+
+def test_a_background_responses_call_is_refused_before_anything_is_paid(tmp_path: Path) -> None:
+    project = SdkProject(tmp_path, "anthropic_tools", output="text", tools=False)
+    (project.root / "anthropic_tools.py").write_text(BACKGROUND, encoding="utf-8")
+    with WireFake() as fake:
+        recorded = project.harness("run", "--record-missing", env=fake.env())
+        assert fake.requests == []  # nothing sent, nothing paid
+    assert recorded.code == 1
+    assert "background: true leaves its answer on the provider's server" in recorded.out
+    assert {r["status"] for r in project.records()} == {"error"}

@@ -20,7 +20,9 @@ changes the answer and nothing else:
 - **resolved**: ``previous_response_id`` names server-side state. It is
   replaced by the position of the earlier exchange of the same iteration that
   returned that id (``exchange:1``); an id this iteration never received is
-  state the cache cannot replay, and the request is refused with that reason.
+  state the cache cannot replay, and the request is refused with that reason;
+- **refused**: a Responses request with ``background: true`` (its answer stays on the
+  server, polled with GET requests), before anything is sent.
 
 The shape (``messages``, ``tools``, ``options``) is the one declared agents
 key with, so a miss explains itself with the same diff (system prompt lines,
@@ -34,7 +36,7 @@ from typing import Any
 
 from harness.core.entities import JsonObject
 from harness.documents.jsonscan import scan
-from harness.wire.exchange import KEYED_HEADERS, WireRequest
+from harness.wire.exchange import KEYED_HEADERS, RESPONSES, WireRequest
 
 #: Body fields that label a request without changing its answer.
 UNKEYED_FIELDS = frozenset({"user", "metadata", "safety_identifier", "prompt_cache_key"})
@@ -62,6 +64,11 @@ def canonical_request(api: str, request: WireRequest,
         raise WireRefused(f"the {api} request body is not JSON ({exc})") from None
     if not isinstance(body, dict):
         raise WireRefused(f"the {api} request body is not a JSON object")
+    if body.get("background") is True and api == RESPONSES:
+        raise WireRefused(
+            "a Responses request with background: true leaves its answer on the provider's server, "
+            "polled with GET requests the cache cannot replay; it was not sent. Call without "
+            "background (stream: true gives the same progress events)")
     model = body.get("model")
     if not isinstance(model, str):
         model = ""
