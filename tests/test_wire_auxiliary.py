@@ -62,7 +62,7 @@ def test_token_counts_and_moderations_are_recorded_and_replayed_offline(
                for r in last)
     calls = [t for t in last[0]["transcript"] if t["role"] == "call"]  # no model turn: shown as calls
     assert {t["api"] for t in calls} == AGENTS[module] - {"anthropic.messages", "openai.responses"}
-    assert all(t["content"].endswith("input tokens") or t["content"] == "moderated" for t in calls)
+    assert all(t["content"].endswith("input tokens") or t["content"] == "not flagged" for t in calls)
 
 
 def test_a_flagged_message_is_answered_from_the_recorded_moderation(tmp_path: Path,
@@ -78,6 +78,8 @@ def test_a_flagged_message_is_answered_from_the_recorded_moderation(tmp_path: Pa
     fake.stop()
     replay = project.harness("run", audited=True)
     assert replay.code == 0 and "SOCKET_EVENTS []" in replay.out, replay.out + replay.err
+    flagged = [r for r in project.records()[-2:] if r["scenario"] == "triage/acme/late-order"][0]
+    assert {"role": "call", "api": "openai.moderations", "content": "flagged"} in flagged["transcript"]
 
 
 def test_an_offline_miss_of_a_token_count_fails_the_iteration_as_missed(tmp_path: Path,

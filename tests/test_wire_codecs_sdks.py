@@ -277,7 +277,7 @@ def test_token_counts_and_moderations_are_parsed_by_both_sdks(wire: WireServer) 
     assert [r.flagged for r in many.results] == [False] * 3 and many.model == "omni-moderation-latest"
     assert wire.decoded(0) == ChatResponse(None, usage=Usage(counted.input_tokens), model=None)
     assert wire.decoded(1) == ChatResponse(None, usage=Usage(tokens.input_tokens))
-    assert wire.decoded(2) == ChatResponse(None, model="omni-moderation-latest")
+    assert wire.decoded(2) == ChatResponse(None, finish_reason="stop", model="omni-moderation-latest")
 
 
 # --- anthropic messages -------------------------------------------------------------------

@@ -169,7 +169,9 @@ def _turn(api: str, response: ChatResponse) -> JsonObject:
     or a moderation is no model turn: shown as a ``call`` that says what it answered)."""
     if api in AUXILIARY:
         tokens = response.usage.input_tokens
-        return {"role": "call", "api": api, "content": f"{tokens} input tokens" if tokens else "moderated"}
+        said = (f"{tokens} input tokens" if tokens
+                else "flagged" if response.finish_reason == "content_filter" else "not flagged")
+        return {"role": "call", "api": api, "content": said}
     turn: JsonObject = {"role": "assistant", "api": api, "content": response.content}
     if response.tool_calls:
         turn["tool_calls"] = [{"name": c.name, "arguments": c.arguments} for c in response.tool_calls]

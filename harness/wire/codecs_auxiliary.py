@@ -57,15 +57,20 @@ def decode_count(data: Any) -> ChatResponse:
 
 
 def decode_moderation(data: Any) -> ChatResponse:
-    """A moderation: every result has ``flagged`` (a boolean); no text, no tokens."""
+    """A moderation: every result has ``flagged`` (a boolean); no text, no tokens. The finish
+    reason is ``content_filter`` when an input was flagged (what reports show), else ``stop``."""
     reason = api_error(data)
     if reason:
         raise WireDecodeError(reason)
     body = obj(data, "the answer")
+    flagged = False
     for i, raw in enumerate(array(body.get("results"), "results")):
-        if not isinstance(obj(raw, f"results[{i}]").get("flagged"), bool):
+        value = obj(raw, f"results[{i}]").get("flagged")
+        if not isinstance(value, bool):
             raise WireDecodeError(f"results[{i}].flagged is not true or false")
-    return ChatResponse(content=None, model=_model(body))
+        flagged = flagged or value
+    return ChatResponse(content=None, finish_reason="content_filter" if flagged else "stop",
+                        model=_model(body))
 
 
 def estimated_tokens(request: JsonObject) -> int:
