@@ -137,3 +137,38 @@ def test_a_background_responses_call_is_refused_before_anything_is_paid(tmp_path
     assert recorded.code == 1
     assert "background: true leaves its answer on the provider's server" in recorded.out
     assert {r["status"] for r in project.records()} == {"error"}
+
+
+MODELS_FIRST = '''
+from openai import OpenAI
+
+client = OpenAI()
+
+
+def triage(scenario):
+    available = {model.id for model in client.models.list()}  # no LLM API call: passed through
+    reply = client.chat.completions.create(model="gpt-4o-mini",
+                                           messages=[{"role": "user", "content": scenario.input}])
+    return f"{reply.choices[0].message.content} ({len(available)} models)"
+'''
+
+
+def test_the_placeholder_key_never_leaves_with_a_request_that_is_no_llm_call(tmp_path: Path) -> None:
+    """``client.models.list()`` goes to the provider with the real key in a paid recording; with
+    the placeholder it is sent nowhere, not even to a loopback server (it used to reach both)."""
+    project = SdkProject(tmp_path, "anthropic_tools", output="text", tools=False)
+    (project.root / "anthropic_tools.py").write_text(MODELS_FIRST, encoding="utf-8")
+    with WireFake() as fake:
+        (project.root / ".env.evals").write_text(f"OPENAI_API_KEY={fake.openai_key}\n", encoding="utf-8")
+        env = {k: v for k, v in fake.env().items() if k != "OPENAI_API_KEY"}  # the key is in .env.evals
+        recorded = project.harness("run", "--record-missing", env=env)
+        assert recorded.code == 0, recorded.out + recorded.err
+        listed = [r for r in fake.requests if r.path == "/v1/models"]
+        assert len(listed) == 2 and {r.status for r in listed} == {200}
+        assert {r.headers["authorization"] for r in fake.requests} == {f"Bearer {fake.openai_key}"}
+        sent = len(fake.requests)
+        replay = project.harness("run", env={"OPENAI_BASE_URL": fake.openai_base_url})  # no key
+        assert len(fake.requests) == sent  # the loopback fake is up, and got nothing
+    assert replay.code == 1
+    assert "carries the harness's placeholder key, which never leaves the process" in replay.out
+    assert [e["request"]["api"] for e in project.entries()] == ["openai.chat"] * 2  # never cached

@@ -39,7 +39,7 @@ from harness.cache.layout import entry_location
 from harness.cache.store import Entry, EntryAbsent
 from harness.clients.caching import CallRecord
 from harness.core.entities import ChatCall, ChatResponse
-from harness.core.errors import CacheError, CacheMiss, WriteFailed
+from harness.core.errors import CacheError, CacheMiss, HarnessError, WriteFailed
 from harness.requests.key import compute_key
 from harness.wire.canonical import WireRefused, canonical_request, declared_tools
 from harness.wire.exchange import (
@@ -51,6 +51,7 @@ from harness.wire.exchange import (
     family_of,
     response_id,
 )
+from harness.wire.placeholder import PLACEHOLDER, with_real_key
 from harness.wire.recorder import Pending, WireRecorder
 from harness.wire.recording import RecordingSide, elapsed_ms
 
@@ -90,12 +91,34 @@ class WireBinding(RecordingSide):
 
     # -- non-LLM requests -------------------------------------------------------------------
 
-    def check_passthrough(self, request: WireRequest) -> None:
-        """Let a request that is no LLM API call through, or refuse it (offline, off this machine)."""
-        if self.recorder.mode != "offline" or _loopback(request.host):
-            return
-        reason = (f"the offline run refused {request.method} {_clip(request.url)}: it is no LLM API "
-                  "call the cache answers, and an offline run opens no connection off this machine")
+    def check_passthrough(self, request: WireRequest) -> WireRequest:
+        """The request that is no LLM API call as it may go through, or refuse it (offline, off
+        this machine).
+
+        One that carries the placeholder key (``client.models.list()``, a file upload: the SDK's
+        other endpoints) goes to its provider with the real key in a paid recording, and is
+        refused in every other mode: the placeholder never leaves the process.
+        """
+        carries = any(PLACEHOLDER in value for _, value in request.headers)
+        recorder = self.recorder
+        if carries and recorder.mode == "paid" and recorder.resolve_key is not None:
+            family = "anthropic" if request.header("anthropic-version") is not None else "openai"
+            try:
+                return with_real_key(request, family, recorder.resolve_key)
+            except HarnessError as exc:
+                self._refuse(str(exc))
+        if carries:
+            self._refuse(f"the {recorder.mode} run refused {request.method} {_clip(request.url)}: it is "
+                         "no LLM API call the cache answers, and it carries the harness's placeholder "
+                         "key, which never leaves the process (a paid recording sends the real key)")
+        if recorder.mode != "offline" or _loopback(request.host):
+            return request
+        self._refuse(f"the offline run refused {request.method} {_clip(request.url)}: it is no LLM "
+                     "API call the cache answers, and an offline run opens no connection off this "
+                     "machine")
+        raise AssertionError("refused")  # pragma: no cover
+
+    def _refuse(self, reason: str) -> None:
         with self._lock:
             self.errors.append(reason)
         raise NetworkRefused(reason)

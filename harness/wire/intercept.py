@@ -141,8 +141,7 @@ def _patch(module: Any) -> None:
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
-            _passthrough(module, binding, wire, request)
-            return sync_original(self, request)
+            return sync_original(self, _passthrough(module, binding, wire, request))
         answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
             answer = _finish(binding, answer, lambda: _read(sync_original(self, _outgoing(
@@ -159,8 +158,7 @@ def _patch(module: Any) -> None:
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
-            _passthrough(module, binding, wire, request)
-            return await async_original(self, request)
+            return await async_original(self, _passthrough(module, binding, wire, request))
         answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
             pending = answer
@@ -221,11 +219,17 @@ def _reached(exc: BaseException) -> bool:
     return type(exc).__name__ not in ("ConnectError", "ConnectTimeout")
 
 
-def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: Any) -> None:
+def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: Any) -> Any:
+    """The httpx request to send for one that is no LLM API call (the SDK's own, or rebuilt with
+    the real key in place of the placeholder), or a ``ConnectError`` when it is refused."""
     try:
-        binding.check_passthrough(wire)
+        sent = binding.check_passthrough(wire)
     except NetworkRefused as refused:
         raise module.ConnectError(str(refused), request=request) from None
+    if sent is wire:
+        return request
+    return module.Request(sent.method, request.url, headers=list(sent.headers), content=sent.body,
+                          extensions=request.extensions)
 
 
 def _wire_request(request: Any) -> WireRequest:

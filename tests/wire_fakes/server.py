@@ -44,6 +44,7 @@ ROUTES = {
     "/v1/messages/count_tokens": ("anthropic", "count_tokens"),
     "/v1/responses/input_tokens": ("openai", "input_tokens"),
     "/v1/moderations": ("openai", "moderations"),
+    "/v1/models": ("openai", "models"),
 }
 
 
@@ -263,6 +264,11 @@ class WireFake:
 
     def _answer(self, method: str, family: str, api: str | None, headers: dict[str, str],
                 body: Any) -> Reply:
+        if api == "models":  # GET /v1/models: the SDK's client.models.list(), behind the same auth
+            self._authenticate("openai", headers)
+            return Reply(body={"object": "list", "data": [
+                {"id": name, "object": "model", "created": 1_700_000_000, "owned_by": "wire-fake"}
+                for name in ("gpt-4o-mini", "gpt-4.1-mini", "omni-moderation-latest")]})
         if api is None:
             raise openai_error(404, "Invalid URL (the wire fake serves /v1/chat/completions, /v1/responses, "
                                     "/v1/embeddings, /v1/moderations, /v1/responses/input_tokens, "
