@@ -34,6 +34,7 @@ import ipaddress
 import threading
 import time
 from contextlib import AbstractContextManager
+from typing import NoReturn
 
 from harness.cache.layout import entry_location
 from harness.cache.store import Entry, EntryAbsent
@@ -116,9 +117,8 @@ class WireBinding(RecordingSide):
         self._refuse(f"the offline run refused {request.method} {_clip(request.url)}: it is no LLM "
                      "API call the cache answers, and an offline run opens no connection off this "
                      "machine")
-        raise AssertionError("refused")  # pragma: no cover
 
-    def _refuse(self, reason: str) -> None:
+    def _refuse(self, reason: str) -> NoReturn:
         with self._lock:
             self.errors.append(reason)
         raise NetworkRefused(reason)

@@ -118,13 +118,20 @@ def _patch_pools() -> None:
     ThreadPoolExecutor.submit = submit  # type: ignore[method-assign]
 
 
-def _unattributed(api: str, request: Any, active: int) -> WireAnswer:
-    """The answer to an LLM API call made where no iteration is bound, while several are."""
-    return error_answer(api, (
+def _unattributed(module: Any, request: Any, active: int) -> Any:
+    """The refusal of an LLM API call made where no iteration is bound while several are, or
+    None: the request is no LLM API call, or at most one iteration is bound."""
+    if active <= 1:
+        return None
+    api = api_of(request.method, request.url.path,
+                 anthropic_version="anthropic-version" in request.headers)
+    if api is None:
+        return None
+    return _response(module, request, error_answer(api, (
         f"{request.method} {request.url} came from a thread the agent started itself while "
         f"{active} scenario iterations run at once: it cannot be told which one it belongs to, so "
         "it was not sent. Record with --concurrency 1, or start the thread's work with "
-        "contextvars.copy_context().run (a ThreadPoolExecutor and asyncio.to_thread do it already)"))
+        "contextvars.copy_context().run (a ThreadPoolExecutor and asyncio.to_thread do it already)")))
 
 
 def _patch(module: Any) -> None:
@@ -134,9 +141,9 @@ def _patch(module: Any) -> None:
     def handle_request(self: Any, request: Any) -> Any:
         binding, active = _find()
         if binding is None:
-            api = api_of(request.method, request.url.path) if active > 1 else None
-            if api is not None:
-                return _response(module, request, _unattributed(api, request, active))
+            refused = _unattributed(module, request, active)
+            if refused is not None:
+                return refused
             return sync_original(self, request)
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
@@ -151,9 +158,9 @@ def _patch(module: Any) -> None:
     async def handle_async_request(self: Any, request: Any) -> Any:
         binding, active = _find()
         if binding is None:
-            api = api_of(request.method, request.url.path) if active > 1 else None
-            if api is not None:
-                return _response(module, request, _unattributed(api, request, active))
+            refused = _unattributed(module, request, active)
+            if refused is not None:
+                return refused
             return await async_original(self, request)
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))

@@ -157,8 +157,7 @@ class RecordingSide:
         earlier = self._earlier_failure(pending.key)
         if self.recorder.ledger is not None:
             self.recorder.ledger.call_ended(None)
-        attempts = int(reached) + (earlier.attempts if earlier is not None else 0)
-        retries = earlier.retries + 1 if earlier is not None else 0
+        attempts, retries = _folded(int(reached), earlier)
         with self._lock:
             self.calls.append(CallRecord(
                 pending.key, False, elapsed_ms(pending.started),
@@ -327,14 +326,20 @@ class RecordingSide:
         recorder = self.recorder
         entry = recorder.store.read(call, key, recorder.clock())
         assert entry.wire is not None
+        attempts, retries = _folded(1 if obtained == "paid" and usage is not None else 0, earlier)
         source: Source = obtained if obtained in ("batch", "journal") else "provider"  # type: ignore[assignment]
         self._answered(api, call, base or base_key(call), key, entry.response, entry.wire, CallRecord(
             key, False, elapsed_ms(started), entry_location(self.scenario_id, self.iteration, key),
-            source=source, usage=usage or Usage(), obtained=obtained,
-            attempts=(1 if obtained == "paid" and usage is not None else 0)
-            + (earlier.attempts if earlier is not None else 0),
-            retries=earlier.retries + 1 if earlier is not None else 0, provenance=entry.provenance))
+            source=source, usage=usage or Usage(), obtained=obtained, attempts=attempts,
+            retries=retries, provenance=entry.provenance))
         return entry.wire
+
+
+def _folded(attempts: int, earlier: CallRecord | None) -> tuple[int, int]:
+    """A call's attempts and retries: this attempt's, with the failed ones before it folded in."""
+    if earlier is None:
+        return attempts, 0
+    return attempts + earlier.attempts, earlier.retries + 1
 
 
 def stored_answer(answer: WireAnswer) -> WireAnswer:
