@@ -275,3 +275,27 @@ def test_every_counterexample_recorded_at_the_wire_is_rejected_as_the_run_judged
         assert record["status"] == "rejected", (scenario_id, record["message"])
         found = [v["assertion"] for v in record["verdicts"] if v["outcome"] == "reject"]
         assert found == rejected, scenario_id
+
+
+def test_a_rule_of_an_sdk_agent_may_apply_when_a_tool_is_called(tmp_path: Path) -> None:
+    """agent.yaml of an SDK agent declares no tools (agent.py declares them on the wire), so a
+    ``when: {tools: [...]}`` rule or rubric item cannot be checked against agent.yaml at load
+    time: it used to be refused there ("names tool(s) the agent does not declare"), and an SDK
+    agent could not scope a rule to its tool calls. Decided per answer, from the wire's calls."""
+    copy = Copy(tmp_path, ("sdk-operator-approval",))
+    tenant = copy.root / "eval-datasets/sdk-operator-approval/birchwood-furniture/tenant.yaml"
+    data = yaml.safe_load(tenant.read_text(encoding="utf-8"))
+    data["expect"] = [{"name": "a filed draft is never sent", "when": {"tools": ["file_draft"]},
+                       "tool_not_called": "send_message"}]
+    tenant.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    outcome = copy.harness("run", "--agent", "sdk-operator-approval")
+    assert outcome.returncode == 0, outcome.stdout + outcome.stderr
+    seen: dict[str, str] = {}
+    for record in copy.records():
+        for verdict in record["verdicts"]:
+            if verdict["assertion"] == "a filed draft is never sent":
+                seen[record["scenario"]] = verdict["outcome"]
+                called = [c["name"] for turn in record["transcript"] for c in turn.get("tool_calls", [])]
+                assert verdict["outcome"] == ("pass" if "file_draft" in called else "not_evaluated")
+    assert set(seen.values()) == {"pass", "not_evaluated"}, seen
+    assert all(s.split("/")[1] == "birchwood-furniture" for s in seen)

@@ -86,6 +86,30 @@ def test_killed_and_survivors_are_judged_by_the_scenarios_assertions() -> None:
     assert weak_report.by_operator["flip_enum"] == (2, 2)  # decision ask -> answer, -> refuse
 
 
+def _sdk_agent() -> Agent:
+    """An SDK agent: agent.yaml declares no tools, agent.py declares them on the wire."""
+    return Agent("helper", Path("."), "openai", "m", "", Path("system.md"), {}, (), "json",
+                 SCHEMA, None)
+
+
+def test_an_sdk_agents_mutants_are_judged_and_made_against_the_tools_it_declared_on_the_wire(
+        ) -> None:
+    """Judged against agent.yaml's empty tool list, every mutant that keeps a tool call was
+    "killed" by tool_schema as an unknown tool (the committed SDK example reported 965 of 965
+    killed; 826 of 1027 was the truth), and no mutant swapped a tool or broke its limits."""
+    scenario = _scenario({"json_path": {"path": "decision", "equals": "ask"}})
+    plain = _output(ANSWER, CALL)
+    wired = AgentOutput(plain.response, plain.text, plain.parsed, wire_tools=TOOLS)
+    declared = check_mutants(_agent(), scenario, _output(ANSWER, CALL))
+    sdk = check_mutants(_sdk_agent(), scenario, wired)
+    assert (sdk.total, sdk.killed, sdk.survivors) == (declared.total, declared.killed,
+                                                      declared.survivors)
+    assert ("swap_tool", "file_draft.tone: 'formal' -> 'casual'") in sdk.survivors
+    details = {f"{m.operator}: {m.detail}" for m in mutants_of(_sdk_agent(), scenario, wired)}
+    assert "swap_tool: file_draft -> send_message" in details
+    assert any(d.startswith("lengthen: file_draft.body: 29 -> ") for d in details)  # maxLength 40
+
+
 def test_a_crash_is_never_a_kill() -> None:
     crashing = _scenario({"max_chars": {"value": "not a number"}})  # int() raises in the check
     report = check_mutants(_agent(), crashing, _output())

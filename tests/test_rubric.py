@@ -281,3 +281,17 @@ def test_a_rubric_calls_key_is_pinned_so_a_prompt_change_is_deliberate() -> None
     assert compute_key(call) == "a35a5fe3bf7d1c40a629330e33e3222c4feaae70a99a887c5947a113dc5e7fa2"
     renamed = ChatCall("ops/acme/draft", 0, "openai", "gpt-judge-1", judge_request, purpose="x")
     assert compute_key(renamed) == compute_key(call)  # the purpose is recorded, never keyed
+
+
+def test_an_sdk_agents_rubric_item_may_name_a_tool_its_code_declares_on_the_wire() -> None:
+    """agent.yaml of an SDK agent declares no tools (``tools`` None: not known at load), so a
+    ``when.tools`` name is no declaration error there; a declared agent's still is."""
+    from harness.rubric.items import check_rubric
+
+    item = {"name": "files the draft", "rule": "r", "model": "gpt-judge-1",
+            "when": {"tools": ["file_draft"]}}
+    judge = {"provider": "openai"}
+    resolved, problems = check_rubric([item], judge, None, Path("agent.yaml"), "agent")
+    assert problems == [] and resolved[0]["when"] == {"tools": ["file_draft"]}
+    _, problems = check_rubric([item], judge, [], Path("agent.yaml"), "agent")
+    assert [p.field for p in problems] == ["rubric[0].when.tools"]

@@ -17,9 +17,9 @@ from harness.assertions.jsonpath import Selections
 from harness.assertions.rules import runtime_problem
 from harness.assertions.toolschema import tool_schema_verdict
 from harness.core.declared import Agent, Scenario
-from harness.core.entities import AgentOutput, Status, Verdict
+from harness.core.entities import AgentOutput, JsonObject, Status, Verdict
 
-__all__ = ["answer_status", "answer_verdicts", "first_reject", "verdict_line"]
+__all__ = ["answer_status", "answer_verdicts", "first_reject", "tools_of", "verdict_line"]
 
 
 def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Verdict]:
@@ -40,8 +40,7 @@ def answer_verdicts(agent: Agent, scenario: Scenario, output: AgentOutput) -> li
                         output_schema=agent.output_schema, selections=selections, origins=True)
     for index in sorted(skipped):  # ascending: each lands at its own index of the full list
         verdicts.insert(index, skipped[index])
-    tools = output.wire_tools if output.wire_tools is not None else agent.tools  # an SDK agent's own
-    schema = tool_schema_verdict(tools, agent.tool_schema, output)
+    schema = tool_schema_verdict(tools_of(agent, output), agent.tool_schema, output)
     if schema is not None:
         verdicts.append(schema)
     return verdicts
@@ -75,10 +74,21 @@ def first_reject(agent: Agent, scenario: Scenario, output: AgentOutput,
                               output_schema=agent.output_schema, selections=selections)
         if verdict.outcome == "reject" and not verdict.reason.startswith(ignore):
             return verdict
-    schema = tool_schema_verdict(agent.tools, agent.tool_schema, output)
+    schema = tool_schema_verdict(tools_of(agent, output), agent.tool_schema, output)
     if schema is not None and schema.outcome == "reject" and not schema.reason.startswith(ignore):
         return schema
     return None
+
+
+def tools_of(agent: Agent, output: AgentOutput) -> Sequence[JsonObject]:
+    """The tools an answer's calls are judged against: the ones an SDK agent declared on the
+    wire in the iteration that answered (its agent.yaml declares none), else agent.yaml's.
+
+    Every judge of an answer (the recorded one, a counterexample, a mutant) asks here: judged
+    against agent.yaml's empty list, every tool call of an SDK agent is an "unknown tool", and a
+    wrong answer would count as caught by a reason that is not its fault.
+    """
+    return output.wire_tools if output.wire_tools is not None else agent.tools
 
 
 def verdict_line(verdict: Verdict) -> str:

@@ -80,8 +80,10 @@ class Rule:
 
 
 def check_rules(items: Any, file: Path, origin: str, params: Mapping[str, Any],
-                tools: Sequence[str]) -> tuple[tuple[Rule, ...], list[Problem]]:
+                tools: Sequence[str] | None) -> tuple[tuple[Rule, ...], list[Problem]]:
     """A layer's ``expect`` items as rules, and every problem in them (all of them at once).
+    ``tools``: the tool names ``when.tools`` may use; None when agent.yaml cannot know them
+    (an SDK agent declares its tools on the wire, in its own code).
 
     Each item is checked with the layer's own params substituted, so a typo is
     reported once against the file that declares it, not once per scenario.
@@ -123,7 +125,7 @@ def check_rules(items: Any, file: Path, origin: str, params: Mapping[str, Any],
     return tuple(rules), problems
 
 
-def _when_problems(when: Any, tools: Sequence[str]) -> list[str]:
+def _when_problems(when: Any, tools: Sequence[str] | None) -> list[str]:
     if not isinstance(when, Mapping):
         return ["when must be a mapping of conditions"]
     problems = []
@@ -139,7 +141,7 @@ def _when_problems(when: Any, tools: Sequence[str]) -> list[str]:
                     parse_path(str(path))
                 except ValueError as exc:
                     problems.append(f"when.present: {exc}")
-        elif key == "tools":
+        elif key == "tools" and tools is not None:
             unknown = sorted(set(map(str, value)) - set(tools))
             if unknown:
                 problems.append(f"when.tools names tool(s) the agent does not declare: "

@@ -63,6 +63,13 @@ class Agent:
         """Whether the agent's own code calls its model (its exchanges are cached at the wire)."""
         return bool(self.entrypoint or self.command)
 
+    @property
+    def tools_known(self) -> bool:
+        """Whether agent.yaml names the tools its answers may call. An SDK agent's code declares
+        them on the wire, per request: a load-time check of a ``when.tools`` name has nothing to
+        check it against (its answers' calls are judged against the wire's tools)."""
+        return bool(self.tools) or not self.at_the_wire
+
     require_provenance: str = ""
     """``provider``: answers must come from the provider (:mod:`harness.running.provenance_gate`);
     ``any``: no requirement; empty: the project's ``[tool.harness]`` default."""

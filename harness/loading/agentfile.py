@@ -86,13 +86,14 @@ class AgentReader:
                                          "is a connection setting, and options are keyed",
                                          "remove it from judge.options"))
         self.problems.extend(check_metrics(data.get("metrics", []), file))
+        known = _tools_known(data)
         rules, problems = check_rules(data.get("expect"), file, "agent",
-                                      data.get("params") or {}, _tool_names(data))
+                                      data.get("params") or {}, _tool_names(data) if known else None)
         self.problems.extend(problems)
         equivalents = tuple(data.get("equivalent_mutants") or ())
         self.problems.extend(tool_problems(data.get("tools") or [], file))
         rubric, problems = check_rubric(data.get("rubric"), data.get("judge") or {},
-                                        data.get("tools") or [], file, "agent")
+                                        data.get("tools") or [] if known else None, file, "agent")
         self.problems.extend(problems)
         entrypoint = data.get("entrypoint", "")
         command = tuple(data.get("command") or ())
@@ -228,6 +229,11 @@ class AgentReader:
             self.problems.append(Problem(resolved, "", unusable))
             return None
         return data
+
+
+def _tools_known(data: JsonObject) -> bool:
+    """Whether agent.yaml names the tools its answers may call (see :attr:`Agent.tools_known`)."""
+    return bool(data.get("tools")) or not (data.get("entrypoint") or data.get("command"))
 
 
 def _tool_names(data: JsonObject) -> list[str]:

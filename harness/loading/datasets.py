@@ -239,7 +239,8 @@ class _Loader:
         if self._agent is not None:
             rules, problems = check_rules(data.get("expect"), file, "tenant",
                                           {**self._agent.params, **(data.get("params") or {})},
-                                          [str(t.get("name")) for t in self._agent.tools])
+                                          [str(t.get("name")) for t in self._agent.tools]
+                                          if self._agent.tools_known else None)
             self._items.register(rules)
             self.problems.extend(problems)
             self._tenant_rules[(agent, tenant_dir.name)] = merge_layers(self._agent_rules, rules)
@@ -339,7 +340,8 @@ class _Loader:
         agent = self._agent
         if agent is None or not items:
             return ()
-        resolved, problems = check_rubric(items, agent.judge, agent.tools, file, origin)
+        resolved, problems = check_rubric(items, agent.judge, agent.tools if agent.tools_known else None,
+                                          file, origin)
         self.problems.extend(problems)
         return resolved
 

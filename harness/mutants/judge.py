@@ -54,10 +54,12 @@ class MutantReport:
                    {k: (int(v[0]), int(v[1])) for k, v in (data.get("by_operator") or {}).items()})
 
 
-def _output(mutant: Mutant) -> AgentOutput:
+def _output(mutant: Mutant, wire_tools: tuple[JsonObject, ...] | None) -> AgentOutput:
+    """A mutant as an answer; ``wire_tools``: the tools the recorded iteration declared on the
+    wire (an SDK agent's), against which its tool calls are judged, as the recorded answer's are."""
     response = ChatResponse(mutant.text, mutant.tool_calls,
                             "tool_calls" if mutant.tool_calls else "stop")
-    return AgentOutput(response, mutant.text, mutant.parsed)
+    return AgentOutput(response, mutant.text, mutant.parsed, wire_tools=wire_tools)
 
 
 def _equivalent(scenario: Scenario, mutant: Mutant) -> str | None:
@@ -76,7 +78,8 @@ def check_mutants(agent: Agent, scenario: Scenario, output: AgentOutput) -> Muta
     tally = {name: [0, 0] for name in OPERATORS}
     found = mutants_of(agent, scenario, output)
     for mutant in found:
-        rejected = first_reject(agent, scenario, _output(mutant), ignore=_CRASH) is not None
+        answer = _output(mutant, output.wire_tools)
+        rejected = first_reject(agent, scenario, answer, ignore=_CRASH) is not None
         tally[mutant.operator][1] += 1
         if rejected:
             killed += 1

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.assertions.answer import tools_of
 from harness.assertions.jsonpath import select
 from harness.core.declared import Agent, Scenario
 from harness.core.entities import AgentOutput, JsonObject, ToolCall
@@ -172,10 +173,11 @@ def _prose_move(doc: Any, text: str, calls: tuple[ToolCall, ...]
         yield "prose_move", f"{call.name} arguments written into the text", doc, written, rest
 
 
-def _swap_tools(agent: Agent, calls: tuple[ToolCall, ...]) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
-    names = [str(tool.get("name")) for tool in agent.tools]
+def _swap_tools(tools: Sequence[JsonObject], calls: tuple[ToolCall, ...]
+                ) -> Iterator[tuple[str, tuple[ToolCall, ...]]]:
+    names = [str(tool.get("name")) for tool in tools]
     enums = {(str(t.get("name")), arg): list(prop["enum"])
-             for t in agent.tools
+             for t in tools
              for arg, prop in ((t.get("parameters") or {}).get("properties") or {}).items()
              if isinstance(prop, Mapping) and isinstance(prop.get("enum"), list)}
     for index, call in enumerate(calls):
@@ -240,7 +242,8 @@ OPERATORS = ("flip_enum", "grow_list", "shrink_list", "drop_field", "empty_field
 
 def mutants_of(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Mutant]:
     """Every distinct mutant of ``output`` (none equal to the original), in operator order."""
-    limits = targets.limits(agent, scenario)
+    tools = tools_of(agent, output)  # an SDK agent's: the ones its iteration declared on the wire
+    limits = targets.limits(agent, scenario, tools)
     doc = output.parsed if agent.output == "json" and output.parse_error is None else None
     text, calls = output.text, output.tool_calls
     made: list[Made] = []
@@ -252,7 +255,7 @@ def mutants_of(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Mu
     made += [(op, d, p, t, calls) for op, d, p, t in _inject(doc, text, limits)]
     made += [(op, d, p, t, calls) for op, d, p, t in _append_question(doc, text)]
     made += [(op, d, p, t, c) for op, d, p, t, c in _prose_move(doc, text, calls)]
-    made += [("swap_tool", d, doc, "", c) for d, c in _swap_tools(agent, calls)]
+    made += [("swap_tool", d, doc, "", c) for d, c in _swap_tools(tools, calls)]
     made += [(op, d, doc, "", c) for op, d, c in _tool_strings(limits, calls)]
     original = _identity(doc, text, calls)
     seen = {original}

@@ -11,13 +11,14 @@ gives a forbidden term (:func:`variants`). It generates nothing itself.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness.assertions.fold import fold
 from harness.assertions.jsonpath import select
 from harness.core.declared import Agent, Scenario
+from harness.core.entities import JsonObject
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,9 @@ class Limits:
     """(path or ``text`` or ``tool:<name>``, forbidden terms) per not_contains item."""
 
 
-def limits(agent: Agent, scenario: Scenario) -> Limits:
-    """The bounds ``scenario``'s ``expect`` items and ``agent``'s tool parameters declare: what
-    the operators aim past."""
+def limits(agent: Agent, scenario: Scenario, tools: Sequence[JsonObject] | None = None) -> Limits:
+    """The bounds ``scenario``'s ``expect`` items and the tools' parameters declare: what the
+    operators aim past. ``tools``: the answer's (an SDK agent's, from the wire), else ``agent``'s."""
     caps: dict[str, int] = {}
     words: dict[str, int] = {}
     items: dict[str, tuple[int | None, int | None]] = {}
@@ -54,7 +55,7 @@ def limits(agent: Agent, scenario: Scenario) -> Limits:
                 values = [spec[m] for m in ("value", "any", "all") if m in spec]
                 flat = [v for value in values for v in ([value] if isinstance(value, str) else value)]
                 terms.append((where, flat))
-    for tool in agent.tools:
+    for tool in agent.tools if tools is None else tools:
         for name, prop in ((tool.get("parameters") or {}).get("properties") or {}).items():
             if isinstance(prop, Mapping) and isinstance(prop.get("maxLength"), int):
                 caps[f"tool:{tool.get('name')}.{name}"] = prop["maxLength"]

@@ -21,18 +21,19 @@ from harness.rubric.grade import RUBRIC
 
 
 def check_rubric(items: Sequence[Mapping[str, Any]] | None, agent_judge: Mapping[str, Any],
-                 tools: Sequence[Mapping[str, Any]], file: Path, origin: str,
+                 tools: Sequence[Mapping[str, Any]] | None, file: Path, origin: str,
                  ) -> tuple[tuple[JsonObject, ...], list[Problem]]:
     """One layer's items resolved against the agent's judge model, and every problem in them.
 
     The schema has already checked the shape; this checks what it cannot: a name
     given twice in one file, an item with no judge model to grade it, and a
-    ``when.tools`` entry naming a tool the agent does not declare.
+    ``when.tools`` entry naming a tool the agent does not declare (``tools`` None: agent.yaml
+    cannot know them, an SDK agent declares its tools on the wire, in its own code).
     """
     resolved: list[JsonObject] = []
     problems: list[Problem] = []
     seen: set[str] = set()
-    declared = {str(tool.get("name")) for tool in tools}
+    declared = {str(tool.get("name")) for tool in tools or ()}
     for index, item in enumerate(items or []):
         where = f"rubric[{index}]"
         name = str(item["name"])
@@ -46,7 +47,7 @@ def check_rubric(items: Sequence[Mapping[str, Any]] | None, agent_judge: Mapping
             problems.append(grader)
             continue
         when = dict(item.get("when") or {})
-        unknown = sorted(set(when.get("tools") or []) - declared)
+        unknown = sorted(set(when.get("tools") or []) - declared) if tools is not None else []
         if unknown:
             problems.append(Problem(
                 file, f"{where}.when.tools",
