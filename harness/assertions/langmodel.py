@@ -36,9 +36,42 @@ _ARRAYS = ("ptc", "pc", "classes", "nextmove", "nextmove_row", "out_feat")
 CACHE_ENV = "HARNESS_MODEL_CACHE"
 
 _LOCK = threading.Lock()
+#: The thread counts numpy's BLAS reads once, when it loads (OpenBLAS in the wheels, MKL).
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _numpy() -> Any:
+    """numpy, imported by :func:`_load_numpy` (every use in this module goes through here)."""
+    _load_numpy()
+    import numpy
+
+    return numpy
+
+
+def _load_numpy() -> None:
+    """Import numpy with its BLAS on one thread, unless numpy is already loaded or a thread
+    count is set (the user's or the agent's choice stands).
+
+    The model's arithmetic is one small vector-matrix product per text; a BLAS thread pool
+    adds nothing to it, and OpenBLAS's idle threads spin after every product: in an offline
+    run of the examples that was 0.05 s of CPU (15%) on two cores, never seen in the wall
+    time, and more on a CI runner whose test processes already share the cores. The variables
+    are put back as they were once numpy is loaded: nothing the agent starts inherits them.
+    """
+    if "numpy" in sys.modules:
+        return
+    unset = [name for name in _BLAS_THREADS if name not in os.environ]
+    try:
+        for name in unset:
+            os.environ[name] = "1"
+        import numpy  # noqa: F401  (loaded here, with the thread counts above)
+    finally:
+        for name in unset:
+            os.environ.pop(name, None)
 
 
 def _model_file() -> Path:
+    _load_numpy()  # py3langid imports numpy
     from py3langid.langid import MODEL_DIR, MODEL_FILE  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     folder: Path = Path(MODEL_DIR)
@@ -73,6 +106,7 @@ def cache_folder(model: Path | None = None) -> Path | None:
 def _version() -> str:
     """py3langid's version: the package's own ``__version__`` (importlib.metadata scans the
     installed distributions for it, about 4 ms in every process), else its metadata."""
+    _load_numpy()  # py3langid imports numpy
     import py3langid  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     found = getattr(py3langid, "__version__", None)
@@ -81,7 +115,7 @@ def _version() -> str:
 
 def _mapped(folder: Path) -> dict[str, Any] | None:
     """The arrays of an unpacked copy, memory-mapped; ``None`` if any is missing or broken."""
-    import numpy as np
+    np = _numpy()
 
     try:
         return {name: np.load(folder / f"{name}.npy", mmap_mode="r", allow_pickle=False)
@@ -94,7 +128,7 @@ def _unpack(model: Path) -> dict[str, Any]:
     """The arrays of the compressed model, read the slow way (what py3langid does)."""
     import lzma
 
-    import numpy as np
+    np = _numpy()
 
     with lzma.open(model) as source, tempfile.TemporaryFile(suffix=".npz") as spool:
         shutil.copyfileobj(source, spool, length=1 << 20)
@@ -111,7 +145,7 @@ def _store(folder: Path, arrays: dict[str, Any]) -> None:
     """Write the unpacked copy: into a sibling temporary folder, then renamed into place,
     so a reader sees the whole copy or none (a concurrent writer's copy wins); a cache that
     cannot be written is left alone."""
-    import numpy as np
+    np = _numpy()
 
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
@@ -148,7 +182,7 @@ def _arrays() -> dict[str, Any]:
 @cache
 def full_identifier() -> Any:
     """A py3langid ``LanguageIdentifier`` over every language of the model (loaded once)."""
-    import numpy as np
+    np = _numpy()
     from py3langid.langid import LanguageIdentifier  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     arrays = _arrays()

@@ -17,7 +17,8 @@ there and never into the checkout. Each variant (this tree, and every
 
 *Run work* is the CPU time (``time.process_time``) of ``harness.frontends.cli.main`` in
 that process after every module the run imports has been imported (the list
-is taken from one probe run of each variant): loading and validating the
+is taken from one probe run of each variant; numpy through the harness's own loader
+when the tree has one, as the run would load it): loading and validating the
 datasets, the replay, the assertions, judges, rubric and counterexamples, the
 records and the report, without Python's start-up and the imports, which
 ``--help`` measures. The process's whole CPU (user + system) is shown beside
@@ -55,6 +56,10 @@ tree, project, modules, mode, agents = sys.argv[1:6]
 if tree:
     sys.path.insert(0, tree)
 if modules:
+    try:  # numpy as the run loads it (a tree that has the loader): its BLAS on one thread
+        importlib.import_module("harness.assertions.langmodel")._load_numpy()
+    except (ImportError, AttributeError):
+        pass
     for name in json.loads(open(modules).read()):
         try:
             importlib.import_module(name)
