@@ -11,7 +11,6 @@ gets its own cache entry under the iteration, keyed by everything before it.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import importlib.util
 import inspect
@@ -201,15 +200,14 @@ def _takes_client(function: Callable[..., Any]) -> bool:
 
 
 def call_agent(function: Callable[[ScenarioInput], Any], view: ScenarioInput) -> Any:
-    """Call a scenario-only agent; an ``async def`` one runs to completion on its own event loop."""
+    """Call a scenario-only agent; an ``async def`` one runs to completion on the process's one
+    agent loop (:mod:`harness.execute.agentloop`: a client built at import time keeps working)."""
     answer = function(view)
     if inspect.isawaitable(answer):
-        return asyncio.run(_awaited(answer))
+        from harness.execute.agentloop import run_on_agent_loop
+
+        return run_on_agent_loop(answer)
     return answer
-
-
-async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
 
 
 def scenario_input(agent: Agent, scenario: Scenario, iteration: int, request: JsonObject,

@@ -24,11 +24,12 @@ sent, paid for and never stored.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import importlib
 import importlib.util
 import threading
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
@@ -170,20 +171,51 @@ def _patch(module: Any) -> None:
         if isinstance(answer, Pending):
             pending = answer
             try:
-                sent = await async_original(self, _outgoing(module, request, pending))
-                try:
-                    body = await sent.aread()
-                finally:
-                    await sent.aclose()
+                sent = await _on_agent_loop(_send_and_read(async_original, self,
+                                                           _outgoing(module, request, pending)))
             except BaseException as exc:
                 binding.failed_send(pending, str(exc), reached=_reached(exc))
                 raise
-            answer = _store(binding, pending, _answer_of(sent, body))
+            answer = _store(binding, pending, sent)
         return _response(module, request, answer)
 
     module.HTTPTransport.handle_request = handle_request
     module.AsyncHTTPTransport.handle_async_request = handle_async_request
     tls.install(module, current)  # clients built in an offline iteration share one TLS context
+
+
+async def _send_and_read(original: Any, transport: Any, outgoing: Any) -> WireAnswer:
+    """Send a paid request on the agent's transport and read its whole answer."""
+    sent = await original(transport, outgoing)
+    try:
+        body = await sent.aread()
+    finally:
+        await sent.aclose()
+    return _answer_of(sent, body)
+
+
+async def _on_agent_loop(send: Coroutine[Any, Any, WireAnswer]) -> WireAnswer:
+    """Await a paid send on the process's one agent loop (:mod:`harness.execute.agentloop`).
+
+    A recording runs iterations on several threads, each with its own event loop when the
+    agent's framework makes one per thread (pydantic-ai's ``run_sync``, the OpenAI Agents SDK's
+    ``Runner.run_sync``), while the framework keeps one async client for the process. A client's
+    pooled connection belongs to the loop that opened it: reused from another thread's loop, it
+    failed after the request was written ("... is bound to a different event loop"), a paid
+    request whose answer was lost. Every paid send of an async client goes through the one loop,
+    so its pool lives there, as in production; the answer is read whole there and handed back.
+    Under another event loop implementation (trio) the send is awaited where it is.
+    """
+    from harness.execute.agentloop import agent_loop
+
+    loop = agent_loop()
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:  # not asyncio
+        return await send
+    if running is loop:
+        return await send
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(send, loop))
 
 
 def _versioned(wire: WireRequest) -> bool:
