@@ -34,6 +34,9 @@ PREBUILT = "HARNESS_TEST_WHEELHOUSES"
 #: What the wheelhouse holds besides the harness and its dependencies: a build backend for
 #: the adopter's own project and the test runner of its unit tests.
 EXTRA_WHEELS = ("setuptools>=77", "wheel", "pytest", "openai", "anthropic")
+#: The agent frameworks the README names, on those SDKs (tests/test_adoption_frameworks_e2e.py).
+FRAMEWORK_WHEELS = ("langchain-openai", "langchain-anthropic", "pydantic-ai-slim[openai,anthropic]",
+                    "openai-agents", "litellm")
 _SOURCE = ("pyproject.toml", "setup.py", "README.md", "harness", "docs")
 #: A proxy nobody listens on: any network attempt fails fast and visibly.
 _DEAD_PROXY = "http://127.0.0.1:9"
@@ -58,7 +61,8 @@ def build_wheelhouse(dest: Path) -> Path:
     source = copy_source(dest.parent / "harness-source")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PIP_NO_INDEX")}
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", str(dest),
-                    str(source), *EXTRA_WHEELS], env=env, check=True, capture_output=True,
+                    str(source), *EXTRA_WHEELS, *FRAMEWORK_WHEELS], env=env, check=True,
+                   capture_output=True,
                    text=True, timeout=600)
     return dest
 
@@ -66,8 +70,8 @@ def build_wheelhouse(dest: Path) -> Path:
 def source_digest() -> str:
     """sha256 over the names and bytes of every file a build of the harness reads (the files
     :func:`copy_source` copies): the key of a shared wheelhouse, so a changed file never reuses
-    a wheel built from the old one."""
-    digest = hashlib.sha256()
+    a wheel built from the old one (nor a wheelhouse of another list of wheels)."""
+    digest = hashlib.sha256("\0".join((*EXTRA_WHEELS, *FRAMEWORK_WHEELS)).encode())
     for name in _SOURCE:
         source = REPO_ROOT / name
         files = sorted(p for p in source.rglob("*") if p.is_file()) if source.is_dir() else [source]
