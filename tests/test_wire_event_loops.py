@@ -26,7 +26,7 @@ import pytest
 from sdk_support import LATE, LOST, SdkProject
 from wire_fakes import WireFake
 
-from harness.execute.agentloop import run_on_agent_loop
+from harness.wire.agentloop import run_on_agent_loop
 
 pytestmark = pytest.mark.slow(seconds=20)
 

@@ -201,10 +201,10 @@ def _takes_client(function: Callable[..., Any]) -> bool:
 
 def call_agent(function: Callable[[ScenarioInput], Any], view: ScenarioInput) -> Any:
     """Call a scenario-only agent; an ``async def`` one runs to completion on the process's one
-    agent loop (:mod:`harness.execute.agentloop`: a client built at import time keeps working)."""
+    agent loop (:mod:`harness.wire.agentloop`: a client built at import time keeps working)."""
     answer = function(view)
     if inspect.isawaitable(answer):
-        from harness.execute.agentloop import run_on_agent_loop
+        from harness.wire.agentloop import run_on_agent_loop
 
         return run_on_agent_loop(answer)
     return answer

@@ -195,7 +195,7 @@ async def _send_and_read(original: Any, transport: Any, outgoing: Any) -> WireAn
 
 
 async def _on_agent_loop(send: Coroutine[Any, Any, WireAnswer]) -> WireAnswer:
-    """Await a paid send on the process's one agent loop (:mod:`harness.execute.agentloop`).
+    """Await a paid send on the process's one agent loop (:mod:`harness.wire.agentloop`).
 
     A recording runs iterations on several threads, each with its own event loop when the
     agent's framework makes one per thread (pydantic-ai's ``run_sync``, the OpenAI Agents SDK's
@@ -206,7 +206,7 @@ async def _on_agent_loop(send: Coroutine[Any, Any, WireAnswer]) -> WireAnswer:
     so its pool lives there, as in production; the answer is read whole there and handed back.
     Under another event loop implementation (trio) the send is awaited where it is.
     """
-    from harness.execute.agentloop import agent_loop
+    from harness.wire.agentloop import agent_loop
 
     loop = agent_loop()
     try:
