@@ -118,6 +118,13 @@ class WireBinding(RecordingSide):
                      "API call the cache answers, and an offline run opens no connection off this "
                      "machine")
 
+    def refuse_connection(self, reason: str) -> None:
+        """A connection off this machine that no httpx transport made, refused offline below
+        every HTTP client (:mod:`harness.wire.netguard`): the iteration's error."""
+        with self._lock:
+            if reason not in self.errors:
+                self.errors.append(reason)
+
     def _refuse(self, reason: str) -> NoReturn:
         with self._lock:
             self.errors.append(reason)

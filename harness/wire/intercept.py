@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from harness.wire import tls
+from harness.wire import netguard, tls
 from harness.wire.binding import NetworkRefused, WireBinding
 from harness.wire.exchange import WireAnswer, WireRequest, api_of, error_answer
 from harness.wire.recorder import Pending
@@ -76,8 +76,9 @@ def install() -> list[str]:
     every iteration of a replay about as much as answering one request).
     """
     with _lock:
-        if not _pools:  # the first install: pools carry the context from now on
-            _patch_pools()
+        if not _pools:  # the first install: pools carry the context from now on, and the
+            _patch_pools()  # offline backstop below every HTTP client is in place
+            netguard.install(current)
             _pools.append(True)
         for name in MODULES:
             if name in _patched or name in _absent:
