@@ -168,3 +168,19 @@ def test_pytest_fails_a_toothless_item_and_xdist_keeps_the_strength(
     strengths = [json.loads((run / "run.json").read_text(encoding="utf-8"))["strength"]
                  for run in runs[-2:]]
     assert strengths[0] == strengths[1] == {"helper": {"caught": 2, "total": 3}}
+
+
+def test_an_invalid_agent_file_is_reported_without_blaming_the_rules_it_could_not_declare(
+        project: Project) -> None:
+    """agent.yaml with a bad field declares no rules, so a counterexample naming one of its rules
+    in ``rejected_by`` used to get a second, misleading error ("is not an assertion of this
+    scenario") beside the real one: only the agent file's problem is reported."""
+    project.agent(equivalent_mutants=42,
+                  expect=[{"name": "says yes", "json_path": {"path": "answer", "equals": "yes"}}])
+    project.scenario("helper/acme/first", {"answer": "yes"}, counterexamples=[
+        {"why": "says no", "answer": {"json": {"answer": "no"}}, "rejected_by": ["says yes"]}])
+    outcome = project.run("run")
+    assert outcome.code == 2
+    text = outcome.err + outcome.out
+    assert "agent.yaml: equivalent_mutants: 42 is not of type 'array'" in text
+    assert "is not an assertion of this scenario" not in text

@@ -273,7 +273,7 @@ class _Loader:
                                 for reason in reasons)
             inherited, rule_problems = self._inherited(tenant, file, data)
             problems.extend(rule_problems)
-            if not problems:
+            if not problems and self._agent is not None:  # an invalid agent file declared no rules
                 problems.extend(counterexample_problems(
                     file, data, [assertion_label(item) for item, _, _ in inherited]))
         self.problems.extend(problems)
