@@ -19,14 +19,21 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 
+import httpx
 import pytest
 from sdk_support import LATE, LOST, SdkProject
 from wire_fakes import WireFake
 
-from harness.wire.agentloop import run_on_agent_loop
+from harness.cache.store import CacheStore
+from harness.wire import intercept
+from harness.wire.agentloop import agent_loop, run_on_agent_loop
+from harness.wire.binding import WireBinding
+from harness.wire.recorder import WireRecorder
 
 pytestmark = pytest.mark.slow(seconds=20)
 
@@ -95,3 +102,69 @@ def test_an_async_agent_runs_on_one_loop_in_its_callers_context_and_raises_as_it
     assert len(loops) == 1
     with pytest.raises(ValueError, match="the agent's own bug"):
         run_on_agent_loop(failing())
+
+
+def _binding(tmp_path: Path) -> WireBinding:
+    store = CacheStore(tmp_path / "eval-cache", ttl_days=365)
+    recorder = WireRecorder("offline", store, refresh=False, clock=lambda: datetime.now(UTC))
+    return WireBinding(recorder, "agent/tenant/scenario", 0, [])
+
+
+def _in_thread(call: Callable[[], object]) -> object:
+    """``call()`` in a thread that must end within 10 s (a stopped loop would wait forever)."""
+    found: list[object] = []
+    thread = threading.Thread(target=lambda: found.append(call()), daemon=True)
+    thread.start()
+    thread.join(timeout=10)
+    assert not thread.is_alive(), "the agent loop no longer answers"
+    return found[0]
+
+
+def test_an_agent_that_stops_or_interrupts_the_loop_leaves_it_running_for_the_next() -> None:
+    async def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    async def stopping() -> str:
+        asyncio.get_running_loop().stop()
+        return "stopped"
+
+    async def fine() -> str:
+        await asyncio.sleep(0)
+        return "next"
+
+    with pytest.raises(KeyboardInterrupt):  # raised in the caller, never on the loop
+        run_on_agent_loop(interrupted())
+    assert _in_thread(lambda: run_on_agent_loop(fine())) == "next"
+    assert _in_thread(lambda: run_on_agent_loop(stopping())) == "stopped"
+    assert _in_thread(lambda: run_on_agent_loop(fine())) == "next"
+
+
+def test_a_task_that_outlives_its_iteration_gets_no_answer_and_sends_nothing(tmp_path: Path) -> None:
+    """``asyncio.run`` per iteration cancelled a task the agent never awaited; on the one loop it
+    runs on, so its late LLM call is refused with the reason instead of being answered for (or
+    sent by) an iteration whose record is written."""
+    intercept.install()
+    binding = _binding(tmp_path)
+    release = asyncio.Event()
+    late: list[httpx.Response] = []
+
+    async def straggler() -> None:
+        await release.wait()
+        async with httpx.AsyncClient() as client:
+            late.append(await client.post("https://api.openai.com/v1/chat/completions",
+                                          json={"model": "m", "messages": []}))
+
+    async def agent() -> None:
+        asyncio.get_running_loop().create_task(straggler())  # fire and forget
+
+    with intercept.bound(binding):
+        run_on_agent_loop(agent())
+    loop = agent_loop()
+    loop.call_soon_threadsafe(release.set)
+    for _ in range(100):
+        if late:
+            break
+        time.sleep(0.05)
+    assert late and late[0].status_code == 400 and late[0].headers["x-should-retry"] == "false"
+    assert "outlived its iteration" in late[0].text
+    assert binding.exchanges == [] and binding.calls == []

@@ -23,13 +23,13 @@ import concurrent.futures
 import contextvars
 import os
 import threading
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable
 from typing import Any
 
 __all__ = ["agent_loop", "run_on_agent_loop"]
 
 _lock = threading.Lock()
-_loop: list[asyncio.AbstractEventLoop] = []
+_loop: list[tuple[asyncio.AbstractEventLoop, threading.Thread]] = []
 
 
 def run_on_agent_loop(awaitable: Awaitable[Any]) -> Any:
@@ -37,54 +37,46 @@ def run_on_agent_loop(awaitable: Awaitable[Any]) -> Any:
 
     Called from a thread that is not the loop's own (an iteration runs in the main thread or
     a worker thread, never on the loop). An awaitable that is not a coroutine (a future, an
-    object with ``__await__``) is awaited inside one.
+    object with ``__await__``) is awaited inside one. Whatever the agent raises, even
+    ``KeyboardInterrupt`` or ``SystemExit``, is raised here and never reaches the loop (it would
+    stop it, and every later iteration would wait for a loop that no longer runs).
     """
     loop = agent_loop()
     context = contextvars.copy_context()
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
-
-    def start() -> None:
-        task = loop.create_task(_as_coroutine(awaitable), context=context)
-        task.add_done_callback(lambda finished: _settle(done, finished))
-
-    loop.call_soon_threadsafe(start)
+    loop.call_soon_threadsafe(lambda: loop.create_task(_settled(awaitable, done), context=context))
     return done.result()
 
 
-async def _awaited(awaitable: Awaitable[Any]) -> Any:
-    return await awaitable
-
-
-def _as_coroutine(awaitable: Awaitable[Any]) -> Coroutine[Any, Any, Any]:
-    if asyncio.iscoroutine(awaitable):
-        return awaitable
-    return _awaited(awaitable)
-
-
-def _settle(done: concurrent.futures.Future[Any], task: asyncio.Task[Any]) -> None:
-    if task.cancelled():
-        done.set_exception(asyncio.CancelledError("the agent's task was cancelled"))
-    elif task.exception() is not None:
-        done.set_exception(task.exception())
+async def _settled(awaitable: Awaitable[Any], done: concurrent.futures.Future[Any]) -> None:
+    """Await the agent and hand its outcome to the waiting thread, whatever it is."""
+    try:
+        result = await awaitable
+    except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+        done.set_exception(exc)
     else:
-        done.set_result(task.result())
+        done.set_result(result)
 
 
 def agent_loop() -> asyncio.AbstractEventLoop:
     """The process's agent loop, started (in its daemon thread) at the first call."""
     with _lock:
-        if not _loop:
+        if not _loop or not _loop[0][1].is_alive():
             loop = asyncio.new_event_loop()
             thread = threading.Thread(target=_serve, args=(loop,), name="harness-agent-loop",
                                       daemon=True)
             thread.start()
-            _loop.append(loop)
-        return _loop[0]
+            _loop[:] = [(loop, thread)]
+        return _loop[0][0]
 
 
 def _serve(loop: asyncio.AbstractEventLoop) -> None:
     asyncio.set_event_loop(loop)
-    loop.run_forever()
+    while not loop.is_closed():  # an agent that calls loop.stop() does not stop every later one
+        try:
+            loop.run_forever()
+        except BaseException:  # noqa: BLE001, S112 - raised by an agent's callback: the loop goes on
+            continue
 
 
 def _forget_in_child() -> None:

@@ -88,6 +88,9 @@ class WireBinding(RecordingSide):
         self._response_ids: dict[str, int] = {}
         self._claims: dict[str, AbstractContextManager[None]] = {}
         """Journal claims held from a paid request's send until its answer is stored."""
+        self.finished = False
+        """The iteration is over: a task the agent started and never awaited, still running on
+        the agent loop, gets no answer for its LLM calls (:func:`harness.wire.intercept.bound`)."""
         self._lock = threading.Lock()
 
     # -- non-LLM requests -------------------------------------------------------------------

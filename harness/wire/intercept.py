@@ -63,6 +63,7 @@ def bound(binding: WireBinding) -> Iterator[WireBinding]:
     try:
         yield binding
     finally:
+        binding.finished = True
         _current.reset(token)
         with _lock:
             _active.remove(binding)
@@ -151,6 +152,8 @@ def _patch(module: Any) -> None:
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             return sync_original(self, _passthrough(module, binding, wire, request))
+        if binding.finished:
+            return _outlived(module, request, binding, api)
         answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
             answer = _finish(binding, answer, lambda: _read(sync_original(self, _outgoing(
@@ -168,6 +171,8 @@ def _patch(module: Any) -> None:
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             return await async_original(self, _passthrough(module, binding, wire, request))
+        if binding.finished:
+            return _outlived(module, request, binding, api)
         answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
             pending = answer
@@ -217,6 +222,17 @@ async def _on_agent_loop(send: Coroutine[Any, Any, WireAnswer]) -> WireAnswer:
     if running is loop:
         return await send
     return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(send, loop))
+
+
+def _outlived(module: Any, request: Any, binding: WireBinding, api: str) -> Any:
+    """The refusal of an LLM API call from a task that outlived its iteration (started by the
+    agent and never awaited): the iteration's record is written, so the call could be neither
+    answered nor recorded for it; it is not sent either (``asyncio.run`` per iteration used to
+    cancel such a task; on the one agent loop it runs on)."""
+    return _response(module, request, error_answer(api, (
+        f"{request.method} {request.url} came from a task of {binding.scenario_id} iteration "
+        f"{binding.iteration} that outlived its iteration (started and never awaited): it was "
+        "neither answered nor sent; await the task before the agent returns")))
 
 
 def _versioned(wire: WireRequest) -> bool:
