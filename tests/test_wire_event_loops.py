@@ -138,6 +138,15 @@ def test_an_agent_that_stops_or_interrupts_the_loop_leaves_it_running_for_the_ne
     assert _in_thread(lambda: run_on_agent_loop(stopping())) == "stopped"
     assert _in_thread(lambda: run_on_agent_loop(fine())) == "next"
 
+    async def nested() -> str:  # run from the loop itself, it would wait for itself forever
+        try:
+            run_on_agent_loop(fine())
+        except RuntimeError as exc:
+            return str(exc)
+        return "ran"
+
+    assert "cannot be run from inside an async agent" in str(_in_thread(lambda: run_on_agent_loop(nested())))
+
 
 def test_a_task_that_outlives_its_iteration_gets_no_answer_and_sends_nothing(tmp_path: Path) -> None:
     """``asyncio.run`` per iteration cancelled a task the agent never awaited; on the one loop it

@@ -42,6 +42,10 @@ def run_on_agent_loop(awaitable: Awaitable[Any]) -> Any:
     stop it, and every later iteration would wait for a loop that no longer runs).
     """
     loop = agent_loop()
+    if threading.current_thread() is _loop[0][1]:  # waiting here would wait for itself
+        if asyncio.iscoroutine(awaitable):
+            awaitable.close()
+        raise RuntimeError("an iteration cannot be run from inside an async agent (the agent loop)")
     context = contextvars.copy_context()
     done: concurrent.futures.Future[Any] = concurrent.futures.Future()
     loop.call_soon_threadsafe(lambda: loop.create_task(_settled(awaitable, done), context=context))
