@@ -74,3 +74,28 @@ def test_offline_a_loopback_service_stays_reachable(project: SdkProject, local_s
     outcome = project.harness("run", env={"TOOL_URL": local_service})
     assert outcome.code == 0, outcome.out + outcome.err
     assert project.last_run()["counts"] == {"passed": 2}
+
+
+@pytest.mark.parametrize(("url", "fix"), [
+    ("https://raw.githubusercontent.com/BerriAI/litellm/main/model_prices_and_context_window.json",
+     "LITELLM_LOCAL_MODEL_COST_MAP=True"),
+    ("https://api.openai.com/v1/traces/ingest", "OPENAI_AGENTS_DISABLE_TRACING=1"),
+])
+def test_a_refused_request_a_framework_makes_on_its_own_names_the_switch_that_stops_it(
+        tmp_path: Path, url: str, fix: str) -> None:
+    """litellm's cost map at import and the Agents SDK's trace upload are no model calls: an
+    offline run refuses them, and the iteration's error says which setting turns them off."""
+    from datetime import UTC, datetime
+
+    from harness.cache.store import CacheStore
+    from harness.wire.binding import NetworkRefused, WireBinding
+    from harness.wire.exchange import WireRequest
+    from harness.wire.recorder import WireRecorder
+
+    recorder = WireRecorder("offline", CacheStore(tmp_path, ttl_days=365), refresh=False,
+                            clock=lambda: datetime.now(UTC))
+    binding = WireBinding(recorder, "agent/tenant/scenario", 0, [])
+    host = url.split("/")[2]
+    with pytest.raises(NetworkRefused, match=fix.replace(".", r"\.")):
+        binding.check_passthrough(WireRequest("GET", url, "/" + url.split("/", 3)[3], host, (), b""))
+    assert fix in binding.errors[0]

@@ -114,12 +114,13 @@ class WireBinding(RecordingSide):
         if carries:
             self._refuse(f"the {recorder.mode} run refused {request.method} {_clip(request.url)}: it is "
                          "no LLM API call the cache answers, and it carries the harness's placeholder "
-                         "key, which never leaves the process (a paid recording sends the real key)")
+                         "key, which never leaves the process (a paid recording sends the real key)"
+                         + _known_fix(request.url))
         if recorder.mode != "offline" or _loopback(request.host):
             return request
         self._refuse(f"the offline run refused {request.method} {_clip(request.url)}: it is no LLM "
                      "API call the cache answers, and an offline run opens no connection off this "
-                     "machine")
+                     "machine" + _known_fix(request.url))
 
     def refuse_connection(self, reason: str) -> None:
         """A connection off this machine that no httpx transport made, refused offline below
@@ -237,6 +238,21 @@ class WireBinding(RecordingSide):
                                          entry_location(self.scenario_id, self.iteration, key),
                                          absent_reason=reason))
         return error_answer(api, str(failure).splitlines()[0])
+
+
+#: Requests frameworks make on their own (no model call), and the switch of theirs that stops
+#: each: a refusal names it (docs/agents.md, "Frameworks").
+_KNOWN_FIXES = (
+    ("https://raw.githubusercontent.com/BerriAI/litellm/",
+     "litellm fetches its model cost map when imported: set LITELLM_LOCAL_MODEL_COST_MAP=True"),
+    ("https://api.openai.com/v1/traces/",
+     "the OpenAI Agents SDK uploads its traces: set OPENAI_AGENTS_DISABLE_TRACING=1"),
+)
+
+
+def _known_fix(url: str) -> str:
+    """``; <fix>`` for a request a framework makes on its own, else empty."""
+    return next((f"; {fix}" for prefix, fix in _KNOWN_FIXES if url.startswith(prefix)), "")
 
 
 def _loopback(host: str) -> bool:
