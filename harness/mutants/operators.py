@@ -243,7 +243,7 @@ OPERATORS = ("flip_enum", "grow_list", "shrink_list", "drop_field", "empty_field
 def mutants_of(agent: Agent, scenario: Scenario, output: AgentOutput) -> list[Mutant]:
     """Every distinct mutant of ``output`` (none equal to the original), in operator order."""
     tools = tools_of(agent, output)  # an SDK agent's: the ones its iteration declared on the wire
-    limits = targets.limits(agent, scenario, tools)
+    limits = targets.limits(scenario, tools)
     doc = output.parsed if agent.output == "json" and output.parse_error is None else None
     text, calls = output.text, output.tool_calls
     made: list[Made] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 from harness.assertions.fold import fold
 from harness.assertions.jsonpath import select
-from harness.core.declared import Agent, Scenario
+from harness.core.declared import Scenario
 from harness.core.entities import JsonObject
 
 
@@ -33,9 +33,9 @@ class Limits:
     """(path or ``text`` or ``tool:<name>``, forbidden terms) per not_contains item."""
 
 
-def limits(agent: Agent, scenario: Scenario, tools: Sequence[JsonObject] | None = None) -> Limits:
+def limits(scenario: Scenario, tools: Sequence[JsonObject]) -> Limits:
     """The bounds ``scenario``'s ``expect`` items and the tools' parameters declare: what the
-    operators aim past. ``tools``: the answer's (an SDK agent's, from the wire), else ``agent``'s."""
+    operators aim past. ``tools``: the ones the answer is judged against (``tools_of``)."""
     caps: dict[str, int] = {}
     words: dict[str, int] = {}
     items: dict[str, tuple[int | None, int | None]] = {}
@@ -55,7 +55,7 @@ def limits(agent: Agent, scenario: Scenario, tools: Sequence[JsonObject] | None 
                 values = [spec[m] for m in ("value", "any", "all") if m in spec]
                 flat = [v for value in values for v in ([value] if isinstance(value, str) else value)]
                 terms.append((where, flat))
-    for tool in agent.tools if tools is None else tools:
+    for tool in tools:
         for name, prop in ((tool.get("parameters") or {}).get("properties") or {}).items():
             if isinstance(prop, Mapping) and isinstance(prop.get("maxLength"), int):
                 caps[f"tool:{tool.get('name')}.{name}"] = prop["maxLength"]

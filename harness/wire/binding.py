@@ -30,7 +30,6 @@ binding's other half; what a run's mode gives them both is :mod:`harness.wire.re
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 import time
 from contextlib import AbstractContextManager
@@ -52,6 +51,7 @@ from harness.wire.exchange import (
     family_of,
     response_id,
 )
+from harness.wire.netguard import is_local
 from harness.wire.placeholder import PLACEHOLDER, with_real_key
 from harness.wire.recorder import Pending, WireRecorder
 from harness.wire.recording import RecordingSide, elapsed_ms
@@ -116,7 +116,7 @@ class WireBinding(RecordingSide):
                          "no LLM API call the cache answers, and it carries the harness's placeholder "
                          "key, which never leaves the process (a paid recording sends the real key)"
                          + _known_fix(request.url))
-        if recorder.mode != "offline" or _loopback(request.host):
+        if recorder.mode != "offline" or is_local(request.host):
             return request
         self._refuse(f"the offline run refused {request.method} {_clip(request.url)}: it is no LLM "
                      "API call the cache answers, and an offline run opens no connection off this "
@@ -253,15 +253,6 @@ _KNOWN_FIXES = (
 def _known_fix(url: str) -> str:
     """``; <fix>`` for a request a framework makes on its own, else empty."""
     return next((f"; {fix}" for prefix, fix in _KNOWN_FIXES if url.startswith(prefix)), "")
-
-
-def _loopback(host: str) -> bool:
-    if host in ("localhost", ""):
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _clip(text: str, limit: int = 120) -> str:

@@ -27,7 +27,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["install"]
+__all__ = ["install", "is_local"]
 
 #: The audited events that reach another machine: (event, index of the address in its args).
 _EVENTS = {"socket.connect": 1, "socket.sendto": 1, "socket.getaddrinfo": 0}
@@ -50,7 +50,7 @@ def install(find: Callable[[], Any]) -> None:
         if binding is None or binding.recorder.mode != "offline":
             return
         host, port = _destination(event, args[where], args)
-        if host is None or _local(host):
+        if host is None or is_local(host):
             return
         reason = (f"the offline run refused a connection to {host}{f':{port}' if port else ''} "
                   "that no httpx transport made: an HTTP client the cache does not answer (aiohttp: "
@@ -72,10 +72,11 @@ def _destination(event: str, address: Any, args: tuple[Any, ...]) -> tuple[str |
     return None, None
 
 
-def _local(host: str) -> bool:
-    """A loopback address or name (a test service on this machine), or the unspecified address a
-    server binds to."""
-    if host.lower() in ("localhost", "localhost.", "ip6-localhost"):
+def is_local(host: str) -> bool:
+    """A loopback address or name (a test service on this machine), the unspecified address a
+    server binds to, or no host at all: what an offline run may reach, through httpx (the
+    binding's passthrough rule) or below it."""
+    if host.lower() in ("", "localhost", "localhost.", "ip6-localhost"):
         return True
     try:
         found = ipaddress.ip_address(host.strip("[]").split("%")[0])
