@@ -36,7 +36,7 @@ from typing import Any
 
 from harness.wire import netguard, tls
 from harness.wire.binding import NetworkRefused, WireBinding
-from harness.wire.exchange import WireAnswer, WireRequest, api_of, error_answer
+from harness.wire.exchange import CHAT, MESSAGES, WireAnswer, WireRequest, api_of, error_answer
 from harness.wire.recorder import Pending
 
 #: The httpx distributions whose transports are patched, when installed.
@@ -151,7 +151,12 @@ def _patch(module: Any) -> None:
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
-            return sync_original(self, _passthrough(module, binding, wire, request))
+            outgoing = _passthrough(module, binding, wire, request)
+            passed = sync_original(self, outgoing)
+            if outgoing is not request and 300 <= passed.status_code < 400:
+                passed.close()
+                return _redirect_refused(module, request, binding, wire, passed)
+            return passed
         if binding.finished:
             return _outlived(module, request, binding, api)
         answer = _begin(binding, api, wire)
@@ -170,7 +175,12 @@ def _patch(module: Any) -> None:
         wire = _wire_request(request)
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
-            return await async_original(self, _passthrough(module, binding, wire, request))
+            outgoing = _passthrough(module, binding, wire, request)
+            passed = await async_original(self, outgoing)
+            if outgoing is not request and 300 <= passed.status_code < 400:
+                await passed.aclose()
+                return _redirect_refused(module, request, binding, wire, passed)
+            return passed
         if binding.finished:
             return _outlived(module, request, binding, api)
         answer = _begin(binding, api, wire)
@@ -286,6 +296,15 @@ def _passthrough(module: Any, binding: WireBinding, wire: WireRequest, request: 
         return request
     return module.Request(sent.method, request.url, headers=list(sent.headers), content=sent.body,
                           extensions=request.extensions)
+
+
+def _redirect_refused(module: Any, request: Any, binding: WireBinding, wire: WireRequest,
+                      passed: Any) -> Any:
+    """A 3xx to a request the harness sent with the real key in place of the placeholder, kept
+    from the SDK's client, which would follow it, key and all, wherever it points (the rule
+    of :meth:`WireBinding.finish` for LLM API calls)."""
+    family = MESSAGES if wire.header("anthropic-version") is not None else CHAT
+    return _response(module, request, binding.redirect_refused(family, _answer_of(passed, b"")))
 
 
 def _wire_request(request: Any) -> WireRequest:

@@ -112,6 +112,8 @@ class RecordingSide:
         if not answer.ok:
             self._release(pending.key)
             self._failed_attempt(pending)
+            if 300 <= answer.status < 400:
+                return self.redirect_refused(pending.api, answer)
             return answer
         stored = WireAnswer(answer.status, stored_headers(answer.headers), answer.body)
         try:
@@ -139,6 +141,23 @@ class RecordingSide:
                                        output_tokens=response.usage.output_tokens)
         return self._read_back(pending.api, pending.call, pending.key, pending.started, "paid",
                                usage=response.usage, earlier=earlier)
+
+    def redirect_refused(self, api: str, answer: WireAnswer) -> WireAnswer:
+        """A 3xx to a request the harness sent is never handed to the SDK: the SDKs' clients
+        follow redirects, and the follow-up would carry the request, and the real key the
+        harness put in it, wherever the ``Location`` points (the rule of declared agents'
+        providers, :mod:`harness.providers.http`). The iteration's error, and an answer the SDK
+        raises on without retrying."""
+        location = next((value for name, value in answer.headers if name == "location"),
+                        "(no Location header)")
+        reason = (f"HTTP {answer.status} redirect to {location[:200]} refused (eval-provider-redirect): "
+                  "a recording never follows a redirect, which would send the request and its API "
+                  "key to another address. Fix: set the agent's base URL (OPENAI_BASE_URL, "
+                  "ANTHROPIC_BASE_URL or the client's base_url) to the final URL")
+        with self._lock:
+            if reason not in self.errors:
+                self.errors.append(reason)
+        return error_answer(api, reason)
 
     def failed_send(self, pending: Pending, problem: str, *, reached: bool = True) -> None:
         """A paid send that raised (connection refused, timeout): counted, never stored.
