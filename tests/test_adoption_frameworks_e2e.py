@@ -7,7 +7,8 @@ own documentation shows (tests/sdk_agents/fw_*.py):
 - LangChain: ``ChatOpenAI(...).bind_tools`` in a tool loop; ``ChatAnthropic`` streamed;
 - pydantic-ai: an ``Agent`` with a tool and a structured output, run with ``run_sync``;
 - the OpenAI Agents SDK: ``Runner.run_sync`` with a function tool (the Responses API);
-- litellm: ``litellm.completion`` with tools.
+- litellm: ``litellm.completion`` with tools; ``litellm.acompletion``, which sends with aiohttp
+  behind httpx's API (harness/wire/adopted.py).
 
 A fresh virtualenv installs the built harness wheel and the frameworks from the local
 wheelhouse, offline; someone else's repository records against the loopback fake at the
@@ -40,8 +41,10 @@ AGENTS = {
     "pyd-ai": ("fw_pydantic_ai_agent", "json", "openai.responses"),
     "agents-sdk": ("fw_openai_agents_sdk", "text", "openai.responses"),
     "litellm": ("fw_litellm_tools", "json", "openai.chat"),
+    "litellm-async": ("fw_litellm_async", "json", "openai.chat"),
 }
 TENANTS = {"northwind": LATE, "contoso": LOST, "fabrikam": LATE}
+ITERATIONS = len(AGENTS) * len(TENANTS)
 #: The frameworks' own switches for a run with no network: no tracing upload (Agents SDK), the
 #: model cost map from the wheel instead of GitHub (litellm fetches it at import otherwise, and
 #: an offline run refuses that request: docs/agents.md, "Frameworks").
@@ -109,15 +112,15 @@ def test_agents_on_langchain_pydantic_ai_the_agents_sdk_and_litellm_record_and_r
         loopback = {**fake.env(), "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
         recorded = _run(venv, ["harness", "run", "--record-missing"], repo, loopback)
         assert recorded.returncode == 0, recorded.stdout + recorded.stderr
-        assert "15 passed, 0 failed" in recorded.stdout, recorded.stdout
+        assert f"{ITERATIONS} passed, 0 failed" in recorded.stdout, recorded.stdout
         sent = len(fake.requests)
     entries = sorted((repo / "eval-cache" / "cache").rglob("entry.json"))
-    assert sent == len(entries) == 30  # a tool call and an answer per iteration, each paid once
+    assert sent == len(entries) == 2 * ITERATIONS  # a tool call and an answer per iteration, each paid once
     for agent, (_, _, api) in AGENTS.items():
         apis = {yaml.safe_load(p.read_text())["wire"]["api"]
                 for p in (repo / "eval-cache/cache" / agent).rglob("entry.json")}
         assert apis == {api}, agent
     replay = _run(venv, ["python", "-c", CONNECTS, "--project", str(repo), "run"], repo, {})
     assert replay.returncode == 0, replay.stdout + replay.stderr
-    assert re.search(r"PASSED: 15 passed, 0 failed", replay.stdout), replay.stdout
+    assert re.search(rf"PASSED: {ITERATIONS} passed, 0 failed", replay.stdout), replay.stdout
     assert "CONNECTS []" in replay.stdout, replay.stdout

@@ -27,6 +27,9 @@ AGENTS = {
     "openai_stream": ("text", False),
     "openai_responses": ("text", True),
     "anthropic_tools": ("text", True),
+    # aiohttp behind httpx's API (harness/wire/adopted.py): sent past the cache before
+    "openai_aiohttp": ("json", True),
+    "anthropic_aiohttp": ("text", False),
 }
 
 

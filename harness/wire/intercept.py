@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-from harness.wire import netguard, tls
+from harness.wire import adopted, netguard, tls
 from harness.wire.binding import NetworkRefused, WireBinding
 from harness.wire.exchange import CHAT, MESSAGES, WireAnswer, WireRequest, api_of, error_answer
 from harness.wire.recorder import Pending
@@ -47,6 +47,11 @@ _current: contextvars.ContextVar[WireBinding | None] = contextvars.ContextVar(
 _active: list[WireBinding] = []
 _lock = threading.Lock()
 _patched: set[str] = set()
+#: True while a patched transport forwards a request (a paid send, a pass-through): a transport
+#: that sends through another patched one (an adopted aiohttp transport falling back to httpx's, a
+#: team's wrapper) hands it on untouched instead of answering or recording it a second time.
+_forwarding: contextvars.ContextVar[bool] = contextvars.ContextVar("harness_wire_forwarding",
+                                                                   default=False)
 #: httpx modules found not installed (looked for once per process).
 _absent: set[str] = set()
 #: Non-empty once ``ThreadPoolExecutor.submit`` carries the context (:func:`_patch_pools`).
@@ -138,13 +143,27 @@ def _unattributed(module: Any, request: Any, active: int) -> Any:
 
 
 def _patch(module: Any) -> None:
-    sync_original = module.HTTPTransport.handle_request
-    async_original = module.AsyncHTTPTransport.handle_async_request
+    module.HTTPTransport.handle_request = _answering(module, module.HTTPTransport.handle_request)
+    module.AsyncHTTPTransport.handle_async_request = _answering_async(
+        module, module.AsyncHTTPTransport.handle_async_request)
+    adopted.watch(module.AsyncBaseTransport, lambda cls: _adopt(module, cls))
+    tls.install(module, current)  # clients built in an offline iteration share one TLS context
+
+
+def _adopt(module: Any, cls: type) -> None:
+    """Answer the requests of one of :data:`harness.wire.adopted.ADOPTED`'s transports (a client on
+    aiohttp behind httpx's interface: litellm's async calls, the SDKs' ``DefaultAioHttpClient``)."""
+    cls.handle_async_request = _answering_async(  # type: ignore[attr-defined]
+        module, cls.__dict__["handle_async_request"])
+
+
+def _answering(module: Any, sync_original: Any) -> Any:
+    """``handle_request`` of a transport class, answering from the bound iteration."""
 
     def handle_request(self: Any, request: Any) -> Any:
         binding, active = _find()
-        if binding is None:
-            refused = _unattributed(module, request, active)
+        if binding is None or _forwarding.get():
+            refused = _unattributed(module, request, active) if binding is None else None
             if refused is not None:
                 return refused
             return sync_original(self, request)
@@ -152,7 +171,7 @@ def _patch(module: Any) -> None:
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             outgoing = _passthrough(module, binding, wire, request)
-            passed = sync_original(self, outgoing)
+            passed = _forwarded(sync_original, self, outgoing)
             if outgoing is not request and 300 <= passed.status_code < 400:
                 passed.close()
                 return _redirect_refused(module, request, binding, wire, passed)
@@ -161,14 +180,21 @@ def _patch(module: Any) -> None:
             return _outlived(module, request, binding, api)
         answer = _begin(binding, api, wire)
         if isinstance(answer, Pending):
-            answer = _finish(binding, answer, lambda: _read(sync_original(self, _outgoing(
+            answer = _finish(binding, answer, lambda: _read(_forwarded(sync_original, self, _outgoing(
                 module, request, answer))))
         return _response(module, request, answer)
 
+    handle_request.__wrapped__ = sync_original  # type: ignore[attr-defined]
+    return handle_request
+
+
+def _answering_async(module: Any, async_original: Any) -> Any:
+    """``handle_async_request`` of a transport class, answering from the bound iteration."""
+
     async def handle_async_request(self: Any, request: Any) -> Any:
         binding, active = _find()
-        if binding is None:
-            refused = _unattributed(module, request, active)
+        if binding is None or _forwarding.get():
+            refused = _unattributed(module, request, active) if binding is None else None
             if refused is not None:
                 return refused
             return await async_original(self, request)
@@ -176,7 +202,11 @@ def _patch(module: Any) -> None:
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             outgoing = _passthrough(module, binding, wire, request)
-            passed = await async_original(self, outgoing)
+            token = _forwarding.set(True)
+            try:
+                passed = await async_original(self, outgoing)
+            finally:
+                _forwarding.reset(token)
             if outgoing is not request and 300 <= passed.status_code < 400:
                 await passed.aclose()
                 return _redirect_refused(module, request, binding, wire, passed)
@@ -195,18 +225,30 @@ def _patch(module: Any) -> None:
             answer = _store(binding, pending, sent)
         return _response(module, request, answer)
 
-    module.HTTPTransport.handle_request = handle_request
-    module.AsyncHTTPTransport.handle_async_request = handle_async_request
-    tls.install(module, current)  # clients built in an offline iteration share one TLS context
+    handle_async_request.__wrapped__ = async_original  # type: ignore[attr-defined]
+    return handle_async_request
+
+
+def _forwarded(original: Any, transport: Any, outgoing: Any) -> Any:
+    """A sync send of the original transport, marked as forwarded (see :data:`_forwarding`)."""
+    token = _forwarding.set(True)
+    try:
+        return original(transport, outgoing)
+    finally:
+        _forwarding.reset(token)
 
 
 async def _send_and_read(original: Any, transport: Any, outgoing: Any) -> WireAnswer:
     """Send a paid request on the agent's transport and read its whole answer."""
-    sent = await original(transport, outgoing)
+    token = _forwarding.set(True)  # awaited in the agent's own task, or as a task of its own
     try:
-        body = await sent.aread()
+        sent = await original(transport, outgoing)
+        try:
+            body = await sent.aread()
+        finally:
+            await sent.aclose()
     finally:
-        await sent.aclose()
+        _forwarding.reset(token)
     return _answer_of(sent, body)
 
 

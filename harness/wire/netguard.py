@@ -53,9 +53,9 @@ def install(find: Callable[[], Any]) -> None:
         if host is None or is_local(host):
             return
         reason = (f"the offline run refused a connection to {host}{f':{port}' if port else ''} "
-                  "that no httpx transport made: an HTTP client the cache does not answer (aiohttp: "
-                  "litellm's async calls use it unless DISABLE_AIOHTTP_TRANSPORT=True; urllib, "
-                  "requests, a raw socket), and an offline run opens no connection off this machine")
+                  "that no httpx transport made: an HTTP client the cache does not answer (aiohttp used "
+                  "directly, urllib, requests, a raw socket; point it at `harness serve`), and an "
+                  "offline run opens no connection off this machine")
         binding.refuse_connection(reason)
         raise ConnectionRefusedError(errno.ECONNREFUSED, reason)
 
