@@ -202,6 +202,8 @@ class CachingClient:
     def _ask(self, call: ChatCall, key: str, started: float) -> tuple[ChatResponse, Receipt]:
         """The inner client's answer and receipt, counted in the ledger."""
         if self.ledger is not None:
+            if self._obtained() == "paid":  # a new paid call takes its share of --max-calls
+                self.ledger.take_call(f"{call.scenario_id} iteration {call.iteration}")
             self.ledger.call_started()
         try:
             response, receipt = complete_counted(self.inner, call)

@@ -186,6 +186,13 @@ CATALOGUE: tuple[ErrorCode, ...] = (
        "Narrow the selection (`--agent`, `--tenant`, `--type`, `--scenario`) or raise "
        "`--max-calls`.",
        "harness.running.plan.PlanOverBudget"),
+    _e("eval-max-calls-reached", 1,
+       "The run has sent `--max-calls` calls, and a call the plan could not count (a Python "
+       "agent's after its first) was refused before it was sent; the iteration is an error, and "
+       "every answer paid for is kept.",
+       "Record the rest with `--record-missing` and a higher `--max-calls` (each answer already "
+       "paid for is reused), or look at why the agent calls the model so often.",
+       "harness.refresh.budget.CallBudgetSpent"),
     _e("eval-provider-error", 1,
        "A provider call failed (network, HTTP status, malformed answer, a base URL that is not "
        "http(s)); nothing was written to the cache for it.",

@@ -28,3 +28,8 @@ def journal_dir(results_root: Path) -> Path:
 def ratelimit_dir(results_root: Path) -> Path:
     """The shared rate-limit folder of a project."""
     return results_root / REFRESH_DIR / "ratelimit"
+
+
+def budget_dir(results_root: Path) -> Path:
+    """The shared ``--max-calls`` counters of a project (one per run id)."""
+    return results_root / REFRESH_DIR / "budget"

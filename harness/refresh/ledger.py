@@ -13,7 +13,10 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from harness.refresh.budget import CallBudget
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Ledger:
     def __init__(self, notify: Callable[[str], None] | None = None) -> None:
         self.notify = notify
         """Where a retry line goes (the progress printer sets it); None: nowhere."""
+        self.budget: CallBudget | None = None
+        """``--max-calls`` of a paid run (:mod:`harness.refresh.budget`); None: no limit."""
         self._lock = threading.Lock()
         self._counts: dict[str, int] = dict.fromkeys(Tally.__dataclass_fields__, 0)
 
@@ -66,6 +71,12 @@ class Ledger:
 
     def iteration_done(self) -> None:
         self._add(iterations_done=1)
+
+    def take_call(self, what: str) -> None:
+        """A new call is about to be sent to a provider (paid): take it from the run's
+        ``--max-calls`` budget, or raise :class:`~harness.refresh.budget.CallBudgetSpent`."""
+        if self.budget is not None:
+            self.budget.take(what)
 
     def call_started(self) -> None:
         """A call went to the inner client (provider or script)."""

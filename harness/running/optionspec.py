@@ -136,7 +136,8 @@ SPECS: tuple[OptionSpec, ...] = (
                one_sided="a recording pytest session prints the same plan before its first item, "
                          "and --collect-only lists the items without running one"),
     OptionSpec("max-calls", _RECORDING + "refuse (exit 2, before any call) a run that may need "
-               "more than N calls; a run is never cut short", type=int, metavar="N"),
+               "more than N calls, and send no call past the Nth (a Python agent's calls after "
+               "its first cannot be planned: they are refused as they come)", type=int, metavar="N"),
     OptionSpec("progress-interval", "seconds between progress lines of a recording run (default "
                "10)", type=float, default=10.0, metavar="SECONDS", fronts=CLI,
                one_sided="the plugin prints no progress lines: pytest reports each item as it "

@@ -19,7 +19,8 @@ answer (``actual``, ``tools``: a bound); and, for a scenario with scripted
 tool results, up to ``max_tool_rounds`` tool-loop follow-ups (a bound: the
 model decides whether it calls a tool again). ``--max-calls`` checks the
 certain calls plus every bound. A Python agent (``entrypoint``) is counted at
-its first call; the calls it makes after that cannot be known. Retries are not
+its first call; the calls it makes after that cannot be known, so the run holds
+``--max-calls`` as it goes too (:mod:`harness.refresh.budget`). Retries are not
 planned: they are counted as paid as they happen (the run's ledger) and
 reported at the end.
 
@@ -202,8 +203,8 @@ class CallPlan:
         raise PlanOverBudget(
             f"this run may need {self.at_most} calls ({detail}), more than --max-calls "
             f"{max_calls}: nothing was called. Narrow the selection (--agent, --tenant, --type, "
-            "--scenario) or raise --max-calls; a run is never cut short, because a half-recorded "
-            "measurement is worse than none")
+            "--scenario) or raise --max-calls; a run the plan can count is never cut short, "
+            "because a half-recorded measurement is worse than none")
 
 
 class _WouldCall(CacheMiss):

@@ -87,6 +87,12 @@ class EvalSession:
         self.ledger = Ledger()
         """What this run has paid for, live (recording runs; the progress line reads it)."""
         run_id = run_id or new_run_id(datetime.now(UTC))
+        if self.options.max_calls is not None and self.options.mode != "offline" \
+                and not self.options.scripted:
+            from harness.refresh import budget_dir
+            from harness.refresh.budget import CallBudget
+
+            self.ledger.budget = CallBudget(budget_dir(config.results), run_id, self.options.max_calls)
         self.clients = ClientFactory(config, self.dataset, self.store, self.options, clock,
                                      self.ledger, run_id)
         if self.options.mode != "offline":  # every selected agent's credentials, before any call

@@ -87,6 +87,15 @@ class RecordingSide:
                 raise
             if found is not None:
                 return found
+        if recorder.ledger is not None and not self._failed_before(key):  # a retry is not counted
+            try:
+                recorder.ledger.take_call(f"{call.scenario_id} iteration {call.iteration}")
+            except HarnessError as exc:
+                self._release(key)
+                with self._lock:
+                    if str(exc) not in self.errors:
+                        self.errors.append(str(exc))
+                return error_answer(api, str(exc))
         if recorder.batch is not None and api not in AUXILIARY:  # no batch form: sent at once
             deferred = self._defer(api, call, key, request)
             if deferred is not None:
@@ -182,6 +191,12 @@ class RecordingSide:
                 pending.key, False, elapsed_ms(pending.started),
                 entry_location(self.scenario_id, self.iteration, pending.key), source="provider",
                 obtained="paid", attempts=attempts, retries=retries, failed=True))
+
+    def _failed_before(self, key: str) -> bool:
+        """Whether a paid attempt of this very call failed already (the SDK is retrying it)."""
+        with self._lock:
+            return any(found.key == key and found.failed and found.obtained == "paid"
+                       for found in self.calls)
 
     def _earlier_failure(self, key: str) -> CallRecord | None:
         """The failed record of an earlier attempt of this very call, taken out of the iteration's
