@@ -11,6 +11,7 @@ through ``harness run`` and ``pytest --evals``.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -94,7 +95,7 @@ def test_under_pytest_xdist_the_budget_is_one_for_the_whole_run(
         [sys.executable, "-m", "pytest", "--evals", "--evals-refresh-cache", "--evals-max-calls", "5",
          "-n", "2", "-p", "no:cacheprovider", "-q"],
         cwd=project.root, capture_output=True, text=True, timeout=120, check=False,
-        env={**__import__("os").environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": str(project.root)})
+        env={**os.environ, "OPENAI_API_KEY": TEST_KEY, "PYTHONPATH": str(project.root)})
     assert done.returncode == 1, done.stdout + done.stderr
     assert len(server.requests) == 5  # two workers, one budget: not 5 each
     assert "--max-calls 5 reached" in done.stdout

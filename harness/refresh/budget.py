@@ -34,9 +34,8 @@ class CallBudgetSpent(HarnessError):
 class CallBudget:
     """At most ``max_calls`` paid calls for the run ``run_id``, across its processes."""
 
-    def __init__(self, directory: Path, run_id: str, max_calls: int, flag: str = "--max-calls") -> None:
+    def __init__(self, directory: Path, run_id: str, max_calls: int) -> None:
         self.max_calls = max_calls
-        self.flag = flag
         self._key = f"calls:{run_id}"
         self._state = open_state(directory, "call budget", CONSEQUENCE)
 
@@ -51,15 +50,7 @@ class CallBudget:
                 self._state.set(self._key, taken + 1)
                 return
         raise CallBudgetSpent(
-            f"{self.flag} {self.max_calls} reached: this run has sent {self.max_calls} call(s) to "
+            f"--max-calls {self.max_calls} reached: this run has sent {self.max_calls} call(s) to "
             f"the provider, so the call of {what} was not sent (a Python agent's calls after its "
             "first cannot be planned ahead). Every answer paid for so far is kept: run again with "
-            f"--record-missing and a higher {self.flag} to record the rest")
-
-    def taken(self) -> int:
-        """How many calls the run has taken so far."""
-        found = self._state.get(self._key, default=0)
-        return found if isinstance(found, int) else 0
-
-    def close(self) -> None:
-        self._state.close()
+            "--record-missing and a higher --max-calls to record the rest")

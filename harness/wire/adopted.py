@@ -32,7 +32,7 @@ ADOPTED = frozenset({
 _done: set[type] = set()
 
 
-def name_of(cls: type) -> str:
+def _name_of(cls: type) -> str:
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
@@ -40,7 +40,7 @@ def watch(base: type, adopt: Callable[[type], None]) -> None:
     """Call ``adopt`` once for every adopted subclass of ``base``, defined now or later."""
 
     def take(cls: type) -> None:
-        if cls not in _done and name_of(cls) in ADOPTED and "handle_async_request" in cls.__dict__:
+        if cls not in _done and _name_of(cls) in ADOPTED and "handle_async_request" in cls.__dict__:
             _done.add(cls)
             adopt(cls)
 

@@ -184,7 +184,6 @@ def _answering(module: Any, sync_original: Any) -> Any:
                 module, request, answer))))
         return _response(module, request, answer)
 
-    handle_request.__wrapped__ = sync_original  # type: ignore[attr-defined]
     return handle_request
 
 
@@ -202,11 +201,7 @@ def _answering_async(module: Any, async_original: Any) -> Any:
         api = api_of(wire.method, wire.path, anthropic_version=_versioned(wire))
         if api is None:
             outgoing = _passthrough(module, binding, wire, request)
-            token = _forwarding.set(True)
-            try:
-                passed = await async_original(self, outgoing)
-            finally:
-                _forwarding.reset(token)
+            passed = await _forwarded_async(async_original, self, outgoing)
             if outgoing is not request and 300 <= passed.status_code < 400:
                 await passed.aclose()
                 return _redirect_refused(module, request, binding, wire, passed)
@@ -225,7 +220,6 @@ def _answering_async(module: Any, async_original: Any) -> Any:
             answer = _store(binding, pending, sent)
         return _response(module, request, answer)
 
-    handle_async_request.__wrapped__ = async_original  # type: ignore[attr-defined]
     return handle_async_request
 
 
@@ -234,6 +228,15 @@ def _forwarded(original: Any, transport: Any, outgoing: Any) -> Any:
     token = _forwarding.set(True)
     try:
         return original(transport, outgoing)
+    finally:
+        _forwarding.reset(token)
+
+
+async def _forwarded_async(original: Any, transport: Any, outgoing: Any) -> Any:
+    """:func:`_forwarded` for an async transport."""
+    token = _forwarding.set(True)
+    try:
+        return await original(transport, outgoing)
     finally:
         _forwarding.reset(token)
 

@@ -91,11 +91,7 @@ class RecordingSide:
             try:
                 recorder.ledger.take_call(f"{call.scenario_id} iteration {call.iteration}")
             except HarnessError as exc:
-                self._release(key)
-                with self._lock:
-                    if str(exc) not in self.errors:
-                        self.errors.append(str(exc))
-                return error_answer(api, str(exc))
+                return self._not_sent(api, key, str(exc))
         if recorder.batch is not None and api not in AUXILIARY:  # no batch form: sent at once
             deferred = self._defer(api, call, key, request)
             if deferred is not None:
@@ -103,15 +99,20 @@ class RecordingSide:
         try:
             outgoing = with_real_key(request, call.provider, recorder.resolve_key)
         except HarnessError as exc:
-            self._release(key)
-            with self._lock:
-                self.errors.append(str(exc))
-            return error_answer(api, str(exc))
+            return self._not_sent(api, key, str(exc))
         if recorder.limit is not None:  # each attempt waits for its slot, as declared agents' do
             recorder.limit(call.provider, base_url_of(api, request))
         if recorder.ledger is not None:
             recorder.ledger.call_started()
         return Pending(api, call, key, outgoing, started)
+
+    def _not_sent(self, api: str, key: str, reason: str) -> WireAnswer:
+        """A paid request refused before it was sent: its claim released, the reason the
+        iteration's error, and an answer the SDK raises on without retrying."""
+        self._release(key)
+        with self._lock:
+            self.errors.append(reason)
+        return error_answer(api, reason)
 
     def finish(self, pending: Pending, answer: WireAnswer) -> WireAnswer:
         """Store a paid answer (2xx only) and return it read back from its entry."""
