@@ -111,7 +111,8 @@ class RecordingSide:
         iteration's error, and an answer the SDK raises on without retrying."""
         self._release(key)
         with self._lock:
-            self.errors.append(reason)
+            if reason not in self.errors:  # a call repeated after its refusal: listed once
+                self.errors.append(reason)
         return error_answer(api, reason)
 
     def finish(self, pending: Pending, answer: WireAnswer) -> WireAnswer:
