@@ -123,6 +123,18 @@ class CheckedItem(dict[str, Any]):
         self.when: Mapping[str, Any] = when or _NO_WHEN
         """Per-answer conditions of an inherited item (``actual``, ``present``, ``tools``)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its item, origin and conditions (a scenario loaded by a forked helper of
+        ``run --jobs``: :mod:`harness.core.forked`); the checker is made again when needed."""
+        return (_checked_again, (dict(self), self.origin, dict(self.when), self.kind_label))
+
+
+def _checked_again(item: dict[str, Any], origin: str, when: dict[str, Any], label: str) -> CheckedItem:
+    """A :class:`CheckedItem` back from its pickle."""
+    checked = CheckedItem(item, origin=origin, when=when or None)
+    checked.kind_label = label
+    return checked
+
 
 def check_item(item: Any, *, schema_checked: bool = False) -> list[str]:
     """Every problem of one ``expect`` item; empty when it is valid.

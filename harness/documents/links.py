@@ -55,13 +55,15 @@ def through_link(path: Path, root: Path) -> bool:
     return base.is_symlink()
 
 
-def refuse_symlinks(root: Path, shown_root: str, relative: Callable[[Path], str] = str) -> None:
+def refuse_symlinks(root: Path, shown_root: str, relative: Callable[[Path], str] = str,
+                    links: list[Path] | None = None) -> None:
     """Raise :class:`~harness.core.errors.SymlinkError` (exit 2) naming every link under ``root``.
 
     ``run`` calls it on the cache root before any call: a run that passes on the
-    machine with the link would fail in a fresh clone.
+    machine with the link would fail in a fresh clone. ``links``: :func:`symlinks_under`
+    of ``root`` when the caller has it already (walked in a helper during the load).
     """
-    links = symlinks_under(root)
+    links = symlinks_under(root) if links is None else links
     if links:
         rule = RULE.format(root=f"{shown_root}/")
         listed = "\n  ".join(f"{relative(link)}: {rule}" for link in links)

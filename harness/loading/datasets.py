@@ -14,6 +14,7 @@ import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from harness.cache.layout import worst_relative_path
 from harness.core.declared import Agent, Scenario
 from harness.core.entities import JsonObject
 from harness.core.errors import DatasetError, Problem
+from harness.core.forked import ForkedCall
 from harness.documents.links import symlink_problems
 from harness.documents.manual import see
 from harness.documents.names import case_collisions, name_problem
@@ -42,6 +44,9 @@ TENANT_FILE = "tenant.yaml"
 SCENARIO_SUFFIXES = (".yaml", ".yml", ".json")
 #: The params and tool_results of every scenario that has none (read-only by convention).
 _EMPTY: JsonObject = {}
+#: Scenario files from which a split load (``run --jobs N``) hands half to a forked helper:
+#: below it the fork and the pickle cost more than the second core saves.
+SPLIT_AT = 400
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,24 @@ class Tenant:
     params: JsonObject
     rubric: tuple[JsonObject, ...] = ()
     """The tenant's own rubric items, resolved (merged into each of its scenarios)."""
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A scenario file the walk reached, with the agent it is loaded against."""
+
+    agent_dir: str
+    agent: Agent | None
+    rules: tuple[Rule, ...]
+    equivalents: tuple[JsonObject, ...]
+    tenant: Tenant
+    file: Path
+    mark: int
+    """How many problems the walk had found when it reached the file (where its problems go)."""
+
+
+#: A loaded file: its scenario (None when it has problems) and its problems.
+_Loaded = tuple[Scenario | None, list[Problem]]
 
 
 @dataclass(frozen=True)
@@ -106,7 +129,7 @@ class Selection:
 
 
 def load_dataset(config: HarnessConfig, judges: JudgeRegistry | None = None, *,
-                 agents: Iterable[str] = ()) -> Dataset:
+                 agents: Iterable[str] = (), split: bool = False) -> Dataset:
     """Load and validate the datasets tree, or raise one DatasetError listing all problems.
 
     ``judges``: the evaluators scenarios may name (default: the built-in ones and those of
@@ -114,8 +137,9 @@ def load_dataset(config: HarnessConfig, judges: JudgeRegistry | None = None, *,
     folders are read (an offline ``run --agent``: another agent's scenarios cost nothing, and
     its broken file does not fail this agent's run; ``check`` and a whole run still read it).
     A name that is no agent folder reads the whole tree, so the run's filter error can list
-    every agent there is."""
-    loader = _Loader(config, judges or JudgeRegistry.discover(), frozenset(agents))
+    every agent there is. ``split``: load half of the scenario files in a forked helper
+    (``run --jobs N``, N > 1; the same dataset and problems, in the same order)."""
+    loader = _Loader(config, judges or JudgeRegistry.discover(), frozenset(agents), split)
     return loader.load()
 
 
@@ -123,8 +147,9 @@ class _Loader:
     """Accumulates problems while walking the tree; never stops at the first one."""
 
     def __init__(self, config: HarnessConfig, judges: JudgeRegistry,
-                 only: frozenset[str] = frozenset()) -> None:
+                 only: frozenset[str] = frozenset(), split: bool = False) -> None:
         self.config = config
+        self.split = split
         self.judges = judges
         self.only = only
         self.root = config.datasets
@@ -152,7 +177,7 @@ class _Loader:
         self.problems.extend(links)
         agents: dict[str, Agent] = {}
         tenants: dict[tuple[str, str], Tenant] = {}
-        scenarios: list[Scenario] = []
+        pending: list[_Pending] = []
         agent_dirs = self._children(self.root, dirs=True)
         read = agent_dirs
         if self.only and self.only <= {d.name for d in agent_dirs}:
@@ -162,28 +187,71 @@ class _Loader:
             agent = declaration.agent
             self._agent_rules, self._agent_equivalents = declaration.rules, declaration.equivalents
             self._items.register(declaration.rules)
-            self._agent = agent  # scenarios resolve their judges against it
+            self._agent = agent  # its tenants' rules and rubrics are checked against it
             for tenant_dir in self._children(agent_dir, dirs=True):
                 files = self._scenario_files(tenant_dir)
                 if not files and not (tenant_dir / TENANT_FILE).is_file():
                     continue  # a helper folder (prompts, fixtures), not a tenant
                 tenant = self._load_tenant(agent_dir.name, tenant_dir)
                 tenants[(tenant.agent, tenant.name)] = tenant
-                for file in files:
-                    scenario = self._load_scenario(agent_dir.name, tenant, file)
-                    if scenario is None:
-                        continue
-                    if agent is not None:
-                        self._check_request(agent, tenant, scenario)
-                    scenarios.append(scenario)
+                pending.extend(_Pending(agent_dir.name, agent, declaration.rules,
+                                        declaration.equivalents, tenant, file, len(self.problems))
+                               for file in files)
             if agent is not None:
                 agents[agent.name] = agent
         if not agent_dirs:
             self.problems.append(Problem(self.root, "", "holds no agent folder",
                                          f"add <agent>/{AGENT_FILE} and a tenant folder"))
+        loaded = self._load_all(pending)
+        self._place(pending, loaded)
         if self.problems:
             raise DatasetError(self.problems, self.config.root)
-        return Dataset(self.root, agents, tenants, tuple(scenarios))
+        scenarios = tuple(scenario for scenario, _ in loaded if scenario is not None)
+        return Dataset(self.root, agents, tenants, scenarios)
+
+    # -- the scenario files, on one core or two ----------------------------------------------
+
+    def _load_all(self, pending: list[_Pending]) -> list[_Loaded]:
+        """Every pending file loaded, in walk order; with ``split``, the second half of them
+        in a forked helper meanwhile (:mod:`harness.core.forked`), or here if it fails."""
+        if not self.split or len(pending) < SPLIT_AT:
+            return self._load_files(pending)
+        half = len(pending) // 2
+        helper = ForkedCall(partial(self._load_files, pending[half:]))
+        try:
+            mine = self._load_files(pending[:half])
+        except BaseException:
+            helper.cancel()
+            raise
+        theirs = helper.result()
+        if theirs is None or len(theirs) != len(pending) - half:
+            theirs = self._load_files(pending[half:])
+        return mine + theirs
+
+    def _load_files(self, pending: list[_Pending]) -> list[_Loaded]:
+        """Each file's scenario (or None) and its problems, kept apart from the walk's."""
+        loaded: list[_Loaded] = []
+        for item in pending:
+            self._agent = item.agent  # the scenario resolves its judges and rules against it
+            self._agent_rules, self._agent_equivalents = item.rules, item.equivalents
+            start = len(self.problems)
+            scenario = self._load_scenario(item.agent_dir, item.tenant, item.file)
+            if scenario is not None and item.agent is not None:
+                self._check_request(item.agent, item.tenant, scenario)
+            loaded.append((scenario, self.problems[start:]))
+            del self.problems[start:]
+        return loaded
+
+    def _place(self, pending: list[_Pending], loaded: list[_Loaded]) -> None:
+        """Each file's problems put back where the walk reached it (the order a serial walk
+        reports them in: an agent's, then its tenants' and their scenarios')."""
+        walked, placed, at = self.problems, [], 0
+        for item, (_, problems) in zip(pending, loaded, strict=True):
+            placed += walked[at:item.mark]
+            placed += problems
+            at = item.mark
+        placed += walked[at:]
+        self.problems[:] = placed
 
     # -- walking ---------------------------------------------------------------------------
 

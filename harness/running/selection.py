@@ -8,6 +8,7 @@ budget, before any call is made.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cache.layout import worst_relative_path
@@ -22,14 +23,17 @@ if TYPE_CHECKING:
     from harness.running.options import RunOptions
 
 
-def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions) -> list[Scenario]:
+def select_scenarios(config: HarnessConfig, dataset: Dataset, options: RunOptions,
+                     cache_links: list[Path] | None = None) -> list[Scenario]:
     """The scenarios a run (or its ``--dry-run`` plan) covers: the one selection path.
 
     A filter that selects nothing is refused (:func:`~harness.loading.selecting.require_selected`),
     a cache tree with symbolic links is refused, and an ``--iterations`` override
-    must keep every cache path within the budget.
+    must keep every cache path within the budget. ``cache_links``: the links under the
+    cache when a helper walked it during the load (else it is walked here).
     """
-    refuse_symlinks(config.cache, config.relative(config.cache), config.relative)  # not in a clone
+    refuse_symlinks(config.cache, config.relative(config.cache), config.relative,  # not in a clone
+                    cache_links)
     scenarios = require_selected(options.selection, dataset.scenarios)
     check_iteration_override(config, scenarios, options.iterations)
     return scenarios

@@ -15,6 +15,8 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
+from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from harness.cache.rerecords import (
@@ -30,6 +32,8 @@ from harness.cache.store import CacheStore
 from harness.core.clock import utc_now
 from harness.core.declared import Scenario
 from harness.core.entities import REPLAY_FAILURES
+from harness.core.forked import ForkedCall
+from harness.documents.links import symlinks_under
 from harness.loading.config import HarnessConfig
 from harness.loading.datasets import Dataset, load_dataset
 from harness.refresh.ledger import Ledger
@@ -73,8 +77,8 @@ class EvalSession:
         self.config = config
         self.options = options or RunOptions()
         validate_options(self.options)
-        self.dataset = dataset or load_dataset(config, agents=self._agents_read())
-        self.scenarios = select_scenarios(config, self.dataset, self.options)
+        self.dataset, cache_links = self._load(config, dataset)
+        self.scenarios = select_scenarios(config, self.dataset, self.options, cache_links)
         self.shard_record: dict[str, Any] | None = None
         """What run.json records of the split when this run is one shard (else None)."""
         if self.options.shard is not None:
@@ -111,6 +115,24 @@ class EvalSession:
             self.summary.stamp_problem = "" if stamp.ok else str(stamp)
         if warning := self.rerecord_warning():
             self.summary.notes.append(warning)
+
+    def _load(self, config: HarnessConfig, dataset: Dataset | None,
+              ) -> tuple[Dataset, list[Path] | None]:
+        """The dataset (``dataset``, else loaded) and, when a helper walked it meanwhile, the
+        symbolic links under the cache. An offline ``--jobs N`` run (N > 1) has the cores to
+        spare before its jobs start: half of the scenario files load in a forked helper, and
+        another walks the cache (:mod:`harness.core.forked`)."""
+        if dataset is not None:
+            return dataset, None
+        split = self.options.jobs > 1 and self.options.mode == "offline"
+        walk = ForkedCall(partial(symlinks_under, config.cache)) if split else None
+        try:
+            loaded = load_dataset(config, agents=self._agents_read(), split=split)
+        except BaseException:
+            if walk is not None:
+                walk.cancel()
+            raise
+        return loaded, walk.result() if walk is not None else None
 
     def write_records_as(self, worker: str) -> None:
         """From now on write this process's records to ``records-<worker>.jsonl`` of the same run
