@@ -20,7 +20,7 @@ import pytest
 from conftest import Project
 from harness.check import CheckReport, run_checks
 from harness.loading.config import load_config
-from harness.loading.datasets import Selection
+from harness.loading.selecting import Selection
 
 GITATTRIBUTES = "eval-cache/** -text\neval-datasets/** text eol=lf\n"
 

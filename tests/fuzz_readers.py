@@ -21,7 +21,7 @@ from harness.check.context import build_context
 from harness.core.entities import ChatCall, Status
 from harness.core.errors import HarnessError
 from harness.loading.config import HarnessConfig, load_config
-from harness.loading.datasets import Selection
+from harness.loading.selecting import Selection
 from harness.requests.key import compute_key
 from harness.running.api import RunOptions, run_evals
 

@@ -7,7 +7,8 @@ import pytest
 from conftest import Project
 from harness.core.errors import DatasetError
 from harness.loading.config import load_config
-from harness.loading.datasets import Selection, load_dataset
+from harness.loading.datasets import load_dataset
+from harness.loading.selecting import Selection
 
 
 def _problems(project: Project) -> list[str]:

@@ -14,7 +14,7 @@ import sys
 import pytest
 
 from conftest import Project
-from harness.loading.datasets import Selection
+from harness.loading.selecting import Selection
 from harness.running.api import RunOptions
 from harness.running.options import OptionsInvalid, validate_options
 

@@ -34,7 +34,7 @@ from harness.check.context import CheckContext, build_context
 from harness.check.findings import CheckReport, Finding, GuardResult
 from harness.documents.manual import see
 from harness.loading.config import HarnessConfig
-from harness.loading.datasets import Selection
+from harness.loading.selecting import Selection
 
 __all__ = ["GUARDS", "CheckReport", "Finding", "GuardResult", "run_checks"]
 

@@ -18,7 +18,8 @@ from harness.core.clock import utc_now
 from harness.core.errors import DatasetError, Problem
 from harness.core.rerecord import rerecord_command
 from harness.loading.config import HarnessConfig
-from harness.loading.datasets import Dataset, Selection, load_dataset
+from harness.loading.datasets import Dataset, load_dataset
+from harness.loading.selecting import Selection
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,8 @@ from harness.check.unused import Failure, Orphan, classify, in_scope
 from harness.core.clock import utc_now
 from harness.documents.atomic import TEMP_PREFIX
 from harness.loading.config import HarnessConfig
-from harness.loading.datasets import Dataset, Selection, load_dataset
+from harness.loading.datasets import Dataset, load_dataset
+from harness.loading.selecting import Selection
 
 #: Where removed entries go, under the (never committed) results root.
 PRUNED_DIR = "pruned"

@@ -38,7 +38,8 @@ from harness.check.findings import Finding, GuardResult
 from harness.core.declared import Scenario
 from harness.core.rerecord import Fix, Rerecord
 from harness.loading.config import HarnessConfig
-from harness.loading.datasets import Dataset, Selection
+from harness.loading.datasets import Dataset
+from harness.loading.selecting import Selection
 from harness.running.replay import IterationReplay, replay_reads
 
 GUARD = "unused"

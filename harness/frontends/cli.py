@@ -23,7 +23,7 @@ from harness.frontends.cli_parser import build_parser
 from harness.frontends.output import emit, ensure_stdout, flush_stdout, silence_stdout
 
 if TYPE_CHECKING:
-    from harness.loading.datasets import Selection
+    from harness.loading.selecting import Selection
 
 
 def _selection(args: argparse.Namespace) -> Selection:
@@ -199,7 +199,7 @@ def _init(args: argparse.Namespace) -> int:
     from harness.adoption.install_source import installed_source
     from harness.adoption.scaffold import adopt
     from harness.loading.config import load_config
-    from harness.loading.datasets import Selection
+    from harness.loading.selecting import Selection
     from harness.running.api import RunOptions, run_evals
 
     root = (args.project or Path.cwd()).resolve()

@@ -9,7 +9,6 @@ every file is collected and raised together as one
 
 from __future__ import annotations
 
-import fnmatch
 import sys
 from collections import Counter
 from collections.abc import Iterable
@@ -96,36 +95,6 @@ class Dataset:
     def request_for(self, scenario: Scenario) -> JsonObject:
         """The canonical request of a scenario (validated at load, so it cannot fail here)."""
         return build_request(self.agents[scenario.agent], scenario, self.tenant_params(scenario))
-
-
-@dataclass(frozen=True)
-class Selection:
-    """Filters of a run: empty means everything."""
-
-    agents: tuple[str, ...] = ()
-    tenants: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    scenarios: tuple[str, ...] = ()
-    """Globs matched against scenario ids (``agent/tenant/name``) or bare names."""
-
-    def matches(self, scenario: Scenario) -> bool:
-        """Whether a scenario passes every filter."""
-        if self.agents and scenario.agent not in self.agents:
-            return False
-        if self.tenants and scenario.tenant not in self.tenants:
-            return False
-        if self.types and scenario.type not in self.types:
-            return False
-        if self.scenarios:
-            return any(
-                fnmatch.fnmatchcase(scenario.id, glob) or fnmatch.fnmatchcase(scenario.name, glob)
-                for glob in self.scenarios
-            )
-        return True
-
-    def apply(self, scenarios: Iterable[Scenario]) -> list[Scenario]:
-        """The selected scenarios, in dataset order."""
-        return [s for s in scenarios if self.matches(s)]
 
 
 def load_dataset(config: HarnessConfig, judges: JudgeRegistry | None = None, *,

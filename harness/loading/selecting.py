@@ -1,4 +1,5 @@
-"""A filter that selects nothing is an error that names what exists.
+"""The filters of a run (:class:`Selection`), and why one that selects nothing is an error
+that names what exists.
 
 ``python -m harness run --agent ask-user-qestion`` used to replay zero scenarios
 and exit 0: a typo looked like a green run. Every filter value is checked on its
@@ -13,14 +14,44 @@ old-tenant``), so there a filter that selects no current scenario is legitimate.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from harness.core.declared import Scenario
 from harness.core.errors import SelectionEmpty
-from harness.loading.datasets import Selection
 
 #: Scenario ids listed in the message when a ``--scenario`` glob matches none.
 _SHOWN_IDS = 8
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Filters of a run: empty means everything."""
+
+    agents: tuple[str, ...] = ()
+    tenants: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    scenarios: tuple[str, ...] = ()
+    """Globs matched against scenario ids (``agent/tenant/name``) or bare names."""
+
+    def matches(self, scenario: Scenario) -> bool:
+        """Whether a scenario passes every filter."""
+        if self.agents and scenario.agent not in self.agents:
+            return False
+        if self.tenants and scenario.tenant not in self.tenants:
+            return False
+        if self.types and scenario.type not in self.types:
+            return False
+        if self.scenarios:
+            return any(
+                fnmatch.fnmatchcase(scenario.id, glob) or fnmatch.fnmatchcase(scenario.name, glob)
+                for glob in self.scenarios
+            )
+        return True
+
+    def apply(self, scenarios: Iterable[Scenario]) -> list[Scenario]:
+        """The selected scenarios, in dataset order."""
+        return [s for s in scenarios if self.matches(s)]
 
 
 def require_selected(selection: Selection, scenarios: Sequence[Scenario]) -> list[Scenario]:

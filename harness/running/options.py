@@ -26,7 +26,7 @@ from harness.core.errors import ConfigError
 from harness.running.optionspec import SPECS, SWITCH, Front, of_front, old_dest
 
 if TYPE_CHECKING:
-    from harness.loading.datasets import Selection
+    from harness.loading.selecting import Selection
     from harness.running.shards import ShardSpec
 
 #: offline: cache or fail. refresh: re-record every selected call. record-missing: only misses.
@@ -49,7 +49,7 @@ CLI_FLAGS: dict[str, str] = front_flags("cli")
 
 
 def _all_scenarios() -> Selection:
-    from harness.loading.datasets import Selection  # the dataset loader is not needed to declare options
+    from harness.loading.selecting import Selection  # the dataset loader is not needed to declare options
 
     return Selection()
 
@@ -177,7 +177,7 @@ def run_options(values: Mapping[str, object], front: Front = "cli") -> RunOption
     :func:`validate_options` are decided here once, with every problem reported together in
     ``front``'s spellings (:class:`OptionsInvalid`).
     """
-    from harness.loading.datasets import Selection
+    from harness.loading.selecting import Selection
     from harness.running.shards import ShardSpec
 
     value = {**{row.dest: row.default for row in SPECS}, **values}

@@ -20,7 +20,8 @@ from harness.core.entities import REPLAY_FAILURES, ChatCall, ChatResponse, JsonO
 from harness.core.errors import CacheError
 from harness.core.rerecord import Rerecord
 from harness.loading.config import HarnessConfig
-from harness.loading.datasets import Dataset, Selection
+from harness.loading.datasets import Dataset
+from harness.loading.selecting import Selection
 from harness.requests.key import compute_key
 from harness.running.iteration import run_iteration
 from harness.running.scoring import score_iteration
