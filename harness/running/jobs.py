@@ -29,7 +29,7 @@ import signal
 import struct
 import sys
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -86,6 +86,11 @@ class _Job:
     pid: int
     fd: int
     data: bytearray = field(default_factory=bytearray)
+    """Bytes read from the pipe and not yet decoded (a frame still arriving)."""
+    results: list[tuple[IterationResult, dict[str, Any]]] = field(default_factory=list)
+    """Each iteration it shipped, decoded, with the summary record it was read from."""
+    error: tuple[Any, ...] | None = None
+    """The error it sent (None: it sent none)."""
 
 
 def run_jobs(session: Session, jobs: int,
@@ -93,6 +98,7 @@ def run_jobs(session: Session, jobs: int,
     """Replay the session's scenarios in ``jobs`` forked processes; fold every result into
     ``session.summary`` in plan order (``on_result`` sees each, in that order)."""
     shares = deal(session.scenarios, jobs, session.iterations_of)
+    by_id = {s.id: s for s in session.scenarios}
     sys.stdout.flush()  # nothing buffered before the fork is printed twice
     sys.stderr.flush()
     # The loaded dataset is shared copy-on-write; a collection in a job would walk (and write
@@ -102,26 +108,20 @@ def run_jobs(session: Session, jobs: int,
     try:
         for number, share in enumerate(shares, start=1):
             started.append(_fork(session, number, share))
-        _drain(started)
+        _drain(started, by_id)
         problems = _reap(started)
     except BaseException:
         _kill(started)
         raise
-    records: list[dict[str, Any]] = []
-    failures: list[tuple[_Job, Any]] = []
-    for job in started:
-        found, error = _messages(job)
-        records += found
-        if error is not None or job.number in problems:
-            failures.append((job, error if error is not None else problems[job.number]))
     gc.unfreeze()
+    failures = [(job, job.error if job.error is not None else problems[job.number])
+                for job in started if job.error is not None or job.number in problems]
     if failures:
         _raise(failures)
     order = {s.id: n for n, s in enumerate(session.scenarios)}
-    by_id = {s.id: s for s in session.scenarios}
-    records.sort(key=lambda r: (order[r["scenario"]], int(r["iteration"])))
-    for record in records:
-        result = IterationResult.from_json(record, by_id[record["scenario"]])
+    results = [shipped for job in started for shipped in job.results]
+    results.sort(key=lambda shipped: (order[shipped[0].scenario.id], shipped[0].iteration))
+    for result, record in results:
         session.summary.add(result, record)  # the summary record it was read from
         if on_result is not None:
             on_result(result)
@@ -171,8 +171,10 @@ def _send(pipe: Any, message: tuple[Any, ...]) -> None:
     pipe.write(data)
 
 
-def _drain(jobs: Sequence[_Job]) -> None:
-    """Read every job's pipe to its end, each as it fills (a full pipe would stall its job)."""
+def _drain(jobs: Sequence[_Job], by_id: Mapping[str, Scenario]) -> None:
+    """Read every job's pipe to its end, each as it fills (a full pipe would stall its job),
+    decoding its frames as they arrive: the parent waits on the jobs anyway, so the results
+    are ready to fold when the last job ends."""
     with selectors.DefaultSelector() as selector:
         for job in jobs:
             selector.register(job.fd, selectors.EVENT_READ, job)
@@ -183,11 +185,31 @@ def _drain(jobs: Sequence[_Job]) -> None:
                 chunk = os.read(job.fd, _BUFFER * 4)
                 if chunk:
                     job.data += chunk
+                    _decode(job, by_id)
                 else:
                     selector.unregister(job.fd)
                     os.close(job.fd)
                     job.fd = -1
                     open_pipes -= 1
+
+
+def _decode(job: _Job, by_id: Mapping[str, Scenario]) -> None:
+    """Decode every whole frame of ``job.data`` and keep the rest (a frame cut short by the
+    job's death stays undecoded: its exit status says what happened)."""
+    view, at = memoryview(job.data), 0
+    while at + _HEADER.size <= len(view):
+        (size,) = _HEADER.unpack_from(view, at)
+        if at + _HEADER.size + size > len(view):
+            break
+        message = pickle.loads(view[at + _HEADER.size: at + _HEADER.size + size])
+        at += _HEADER.size + size
+        if message[0] == "record":
+            record = message[1]
+            job.results.append((IterationResult.from_json(record, by_id[record["scenario"]]), record))
+        else:
+            job.error = message
+    view.release()
+    del job.data[:at]
 
 
 def _reap(jobs: Sequence[_Job]) -> dict[int, str]:
@@ -202,24 +224,6 @@ def _reap(jobs: Sequence[_Job]) -> dict[int, str]:
         elif os.WEXITSTATUS(status) != 0:
             problems[job.number] = f"job {job.number} exited {os.WEXITSTATUS(status)}"
     return problems
-
-
-def _messages(job: _Job) -> tuple[list[dict[str, Any]], tuple[Any, ...] | None]:
-    """The summary records a job shipped, and the error it sent (None: it sent none)."""
-    found: list[dict[str, Any]] = []
-    error = None
-    view, at = memoryview(job.data), 0
-    while at + _HEADER.size <= len(view):
-        (size,) = _HEADER.unpack_from(view, at)
-        if at + _HEADER.size + size > len(view):
-            break  # cut short by the job's death: its exit status says what happened
-        message = pickle.loads(view[at + _HEADER.size: at + _HEADER.size + size])
-        at += _HEADER.size + size
-        if message[0] == "record":
-            found.append(message[1])
-        else:
-            error = message
-    return found, error
 
 
 def _raise(problems: list[tuple[_Job, Any]]) -> None:
