@@ -1,15 +1,17 @@
 """An offline run on several cores (``harness run --jobs N``): forked after the load, one summary.
 
 Replay is CPU work in one interpreter, so one process uses one core; a CI runner has two or
-more. ``--jobs N`` loads and validates the datasets once, in the parent, then forks N jobs
-that inherit them (copy-on-write: nothing is parsed or pickled again). The selected
-scenarios are dealt to the jobs by :func:`harness.running.shards.split` (a scenario's
+more. ``--jobs N`` loads and validates the datasets once (on two cores: a forked helper loads
+half of the scenario files and another walks the cache meanwhile, :mod:`harness.core.forked`),
+then forks N jobs that inherit them (copy-on-write: nothing is parsed or pickled again). The
+selected scenarios are dealt to the jobs by :func:`harness.running.shards.split` (a scenario's
 iterations stay in one job: they share a cache folder and a counterexample check), each job
 replays its scenarios as the serial run would and writes its records to
 ``records-job<K>.jsonl`` of the same run folder (the layout pytest-xdist workers use), and
-ships the ``summary`` projection of each record back through a pipe. The parent folds them
-in plan order, exactly as the pytest-xdist controller does, and writes ``run.json``: the
-terminal, ``run.json`` and every report read the same values as a serial run.
+ships the ``summary`` projection of each record back through a pipe. The parent decodes them
+as they arrive and, once every job has ended, folds them in plan order, exactly as the
+pytest-xdist controller does, and writes ``run.json``: the terminal, ``run.json`` and every
+report read the same values as a serial run.
 
 Only offline runs fork: a recording run waits on the network, and its ``--concurrency``
 already overlaps the calls. Where there is no ``os.fork`` (Windows) the run is serial.

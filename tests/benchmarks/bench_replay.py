@@ -134,6 +134,9 @@ def commands(root: Path, n: int, args: argparse.Namespace, work: Path) -> list[C
     for tree in args.against:
         env = dict(synth.bench_env(), PYTHONPATH=str(tree.resolve()))
         out.append(Command(f"harness run [{tree.name}]", n, run, cwd=root, clean=results, env=env))
+        if args.jobs > 1:
+            out.append(Command(f"harness run --jobs {args.jobs} [{tree.name}]", n,
+                               [*run, "--jobs", str(args.jobs)], cwd=root, clean=results, env=env))
     if args.pytest:
         floor_b = floor_pytest_items(work / f"floor-b-{n}", root)
         plugin = [py, "-m", "pytest", "--evals", "-q", "-p", "no:cacheprovider"]
