@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from check_support import check, commit_all, healthy, init_repo, isolate_git, messages, two_tenants
 
@@ -89,3 +91,28 @@ def test_refuses_an_empty_set(project: Project, monkeypatch: pytest.MonkeyPatch)
     init_repo(project, monkeypatch)
     found = messages(check(project), "git")
     assert len(found) == 1 and "eval-cache: holds no file" in found[0] and "empty set" in found[0]
+
+
+def test_python_bytecode_of_an_agent_module_is_no_finding(
+        project: Project, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run imports an agent's module from the datasets folder and Python writes its bytecode
+    beside it (``__pycache__/*.pyc``, which every .gitignore ignores): no guard lists it. The
+    examples' SDK agents failed ``check`` this way after a plain ``run`` (no
+    PYTHONDONTWRITEBYTECODE)."""
+    import importlib.util
+    import py_compile
+
+    healthy(project, monkeypatch)
+    module = project.write("eval-datasets/helper/tools.py", "def lookup(order):\n    return order\n")
+    project.write(".gitignore", "eval-results/\n__pycache__/\n")
+    commit_all(project.root)
+    cached = Path(importlib.util.cache_from_source(str(module)))
+    py_compile.compile(str(module), cfile=str(cached), doraise=True)  # what an import writes
+    stray = cached.parent / "notes.txt"  # anything else there is listed as before
+    report = check(project)
+    assert report.of("git").ok, report.of("git").findings
+    assert " 0 ignored" in report.of("git").summary
+    assert report.ok, [r.findings for r in report.results if not r.ok]
+    stray.write_text("not bytecode\n", encoding="utf-8")
+    found = messages(check(project), "git")
+    assert len(found) == 1 and "__pycache__/notes.txt: ignored by git" in found[0], found

@@ -74,18 +74,29 @@ def build_context(config: HarnessConfig, selection: Selection, since: str | None
     )
 
 
+#: The folder Python writes its bytecode cache into, beside a module it imports.
+BYTECODE_FOLDER = "__pycache__"
+
+
 def files_under(folder: Path) -> tuple[Path, ...]:
     """Every file below ``folder`` (hidden ones too: git would commit them), sorted; special
-    files (a FIFO, a device) are left out (the dataset loader reports them)."""
+    files (a FIFO, a device) are left out (the dataset loader reports them), and so is the
+    bytecode Python caches for an agent's module (``__pycache__/*.pyc``): a build product every
+    ``.gitignore`` ignores, written by the very run that imported the module. Any other file
+    in a ``__pycache__`` folder is listed (and the dataset loader refuses a scenario there)."""
     if not folder.is_dir():
         return ()
     found: list[Path] = []
-    pending = [folder]
+    pending = [str(folder)]
     while pending:  # one listing per folder, no stat per file; links are files, never followed
-        with os.scandir(pending.pop()) as scan:
+        listed = pending.pop()
+        bytecode = os.path.basename(listed) == BYTECODE_FOLDER
+        with os.scandir(listed) as scan:
             for entry in scan:
                 if entry.is_dir(follow_symlinks=False):
-                    pending.append(Path(entry.path))
+                    pending.append(entry.path)
+                elif bytecode and entry.name.endswith(".pyc") and entry.is_file(follow_symlinks=False):
+                    continue
                 elif entry.is_file(follow_symlinks=False) or entry.is_symlink():
                     found.append(Path(entry.path))  # a FIFO is never read: it would block
     return tuple(sorted(found))
