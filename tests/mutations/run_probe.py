@@ -206,8 +206,8 @@ MUTATIONS = (
              ("tests/test_journal_rownames.py::test_an_answer_another_process_folded_after_a_lookup_is_found_in_the_database",)),
     Mutation("jobs-fold-in-arrival-order", "a run of --jobs folds its records job after job, not in "
              "plan order", "harness/running/jobs.py",
-             'records.sort(key=lambda r: (order[r["scenario"]], int(r["iteration"])))',
-             "records.sort(key=lambda r: 0)",
+             "results.sort(key=lambda shipped: (order[shipped[0].scenario.id], shipped[0].iteration))",
+             "results.sort(key=lambda shipped: 0)",
              ("tests/test_run_jobs.py::test_more_jobs_than_scenarios_and_a_selection",)),
     Mutation("jobs-dead-job-ignored", "a job killed by a signal is not a failure: the run sums what "
              "the others sent", "harness/running/jobs.py",
