@@ -109,8 +109,8 @@ MUTATIONS = (
              ("tests/test_entry_hostile.py::test_a_hostile_entry_is_the_same_named_reason_in_run_and_check",)),
     Mutation("symlinks-allowed-in-run", "run does not refuse symbolic links in the cache",
              "harness/running/selection.py",
-             "refuse_symlinks(config.cache, config.relative(config.cache), config.relative,  # not in a clone\n"
-             "                    cache_links)", "None",
+             "refuse_symlinks(config.cache, config.relative(config.cache), config.relative,"
+             "  # not in a clone\n                    cache_links)", "None",
              ("tests/test_entry_hostile.py::test_a_committed_symlink_in_the_cache_is_refused_by_run_and_check",)),
     # issue 19, item 13: survivors of every earlier test run, each now killed by one test
     Mutation("request-context-dropped", "a scenario's context is left out of the request",
