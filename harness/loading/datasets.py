@@ -63,9 +63,9 @@ class Tenant:
 
 @dataclass(frozen=True)
 class _Pending:
-    """A scenario file the walk reached, with the agent it is loaded against."""
+    """A scenario file the walk reached, with the agent it is loaded against (its folder's name
+    is ``tenant.agent``; ``agent`` is None when its agent file is invalid)."""
 
-    agent_dir: str
     agent: Agent | None
     rules: tuple[Rule, ...]
     equivalents: tuple[JsonObject, ...]
@@ -163,7 +163,7 @@ class _Loader:
                     continue  # a helper folder (prompts, fixtures), not a tenant
                 tenant = self._load_tenant(agent_dir.name, tenant_dir)
                 tenants[(tenant.agent, tenant.name)] = tenant
-                pending.extend(_Pending(agent_dir.name, agent, declaration.rules,
+                pending.extend(_Pending(agent, declaration.rules,
                                         declaration.equivalents, tenant, file, len(self.problems))
                                for file in files)
             if agent is not None:
@@ -204,7 +204,7 @@ class _Loader:
             self._agent = item.agent  # the scenario resolves its judges and rules against it
             self._agent_rules, self._agent_equivalents = item.rules, item.equivalents
             start = len(self.problems)
-            scenario = self._load_scenario(item.agent_dir, item.tenant, item.file)
+            scenario = self._load_scenario(item.tenant.agent, item.tenant, item.file)
             if scenario is not None and item.agent is not None:
                 self._check_request(item.agent, item.tenant, scenario)
             loaded.append((scenario, self.problems[start:]))
